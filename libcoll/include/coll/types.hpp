@@ -1,0 +1,34 @@
+// Data types and reduction operations, numbered as in coll.h (and NCCL).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace coll {
+
+enum class DataType : int {
+  Int8 = 0,
+  Uint8 = 1,
+  Int32 = 2,
+  Uint32 = 3,
+  Int64 = 4,
+  Uint64 = 5,
+  Float16 = 6,
+  Float32 = 7,
+  Float64 = 8,
+  Bfloat16 = 9,
+};
+inline constexpr int kNumDataTypes = 10;
+
+enum class ReduceOp : int { Sum = 0, Prod = 1, Max = 2, Min = 3, Avg = 4 };
+inline constexpr int kNumReduceOps = 5;
+
+std::size_t dtype_size(DataType type);
+std::string_view dtype_name(DataType type);                  // "float32", "bfloat16", ...
+std::string_view op_name(ReduceOp op);                       // "sum", "avg", ...
+std::optional<DataType> parse_dtype(std::string_view name);  // also accepts nccl-tests names
+std::optional<ReduceOp> parse_op(std::string_view name);
+
+}  // namespace coll

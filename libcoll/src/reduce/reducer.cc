@@ -1,0 +1,57 @@
+// The public entry points: argument checks, then dispatch on the data type to a kernel family.
+#include "reduce/reducer.hpp"
+
+#include <string>
+
+#include "coll/error.hpp"
+#include "reduce/kernels.hpp"
+
+namespace coll {
+namespace {
+
+void check_op(ReduceOp op) {
+  const int i = static_cast<int>(op);
+  if (i < 0 || i >= kNumReduceOps) {
+    throw Error(Status::InvalidArgument, "invalid reduction op " + std::to_string(i) +
+                                             " (expected sum, prod, max, min, avg)");
+  }
+}
+
+}  // namespace
+
+void reduce(DataType type, ReduceOp op, void* dst, const void* a, const void* b,
+            std::size_t count) {
+  check_op(op);
+  (void)dtype_size(type);  // throws on an invalid type
+  if (count == 0) return;
+  using U16 = std::uint16_t;
+  switch (type) {
+    case DataType::Float16:
+      return reduce_detail::reduce_fp16(op, static_cast<U16*>(dst), static_cast<const U16*>(a),
+                                        static_cast<const U16*>(b), count);
+    case DataType::Bfloat16:
+      return reduce_detail::reduce_bf16(op, static_cast<U16*>(dst), static_cast<const U16*>(a),
+                                        static_cast<const U16*>(b), count);
+    default:
+      return reduce_detail::reduce_native(type, op, dst, a, b, count);
+  }
+}
+
+void finish_average(DataType type, void* data, std::size_t count, int divisor) {
+  (void)dtype_size(type);
+  if (divisor < 1) {
+    throw Error(Status::InvalidArgument,
+                "finish_average: divisor must be at least 1, got " + std::to_string(divisor));
+  }
+  if (count == 0 || divisor == 1) return;
+  switch (type) {
+    case DataType::Float16:
+      return reduce_detail::average_fp16(static_cast<std::uint16_t*>(data), count, divisor);
+    case DataType::Bfloat16:
+      return reduce_detail::average_bf16(static_cast<std::uint16_t*>(data), count, divisor);
+    default:
+      return reduce_detail::average_native(type, data, count, divisor);
+  }
+}
+
+}  // namespace coll
