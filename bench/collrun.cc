@@ -1,0 +1,58 @@
+// collrun: runs any program as the ranks of a local job (the launcher collbench uses), with the
+// environment contract set for each rank, like a minimal mpirun for libcoll programs.
+//   collrun [--nodes N] [--ranks-per-node G] [--] program [args...]
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "bootstrap/launcher.hpp"
+#include "coll/error.hpp"
+
+namespace {
+
+int usage(const char* message) {
+  std::fprintf(stderr,
+               "collrun: error: %s (usage: collrun [--nodes N] [--ranks-per-node G] "
+               "[--] program [args...])\n",
+               message);
+  return 2;
+}
+
+bool parse_count(const char* text, int* value) {
+  char* end = nullptr;
+  const long parsed = std::strtol(text, &end, 10);
+  if (end == text || *end != '\0' || parsed < 1 || parsed > 4096) return false;
+  *value = static_cast<int>(parsed);
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  coll::LaunchSpec spec;
+  int i = 1;
+  for (; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--") {
+      ++i;
+      break;
+    }
+    if (arg == "--nodes" || arg == "--ranks-per-node") {
+      if (i + 1 >= argc) return usage((arg + " needs a value").c_str());
+      int* target = arg == "--nodes" ? &spec.nodes : &spec.ranks_per_node;
+      if (!parse_count(argv[++i], target)) return usage((arg + " needs a positive count").c_str());
+      continue;
+    }
+    if (arg.rfind("--", 0) == 0) return usage(("unknown option " + arg).c_str());
+    break;
+  }
+  if (i >= argc) return usage("no program given");
+  spec.program = argv[i];
+  spec.args.assign(argv + i + 1, argv + argc);
+  try {
+    return coll::launch_local(spec);
+  } catch (const coll::Error& error) {
+    std::fprintf(stderr, "collrun: %s\n", error.what());
+    return 1;
+  }
+}

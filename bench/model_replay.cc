@@ -1,0 +1,157 @@
+#include "model_replay.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "core/buffer_pool.hpp"
+#include "core/clock.hpp"
+#include "exact_data.hpp"
+#include "json_writer.hpp"
+#include "model_table.hpp"
+#include "progress.hpp"
+#include "rank_stats.hpp"
+
+namespace collbench {
+namespace {
+
+// Per-iteration times (slowest rank): [0] the whole iteration, [1 + k] tensor k.
+using IterationTimes = std::vector<double>;
+
+IterationTimes replay_once(coll::Comm& comm, const Options& options, const ModelTable& table,
+                           const std::vector<std::size_t>& offsets, std::byte* grads,
+                           std::byte* reduced) {
+  const std::size_t elem = coll::dtype_size(options.type);
+  const std::string algorithm = options.algorithms.empty() ? "" : options.algorithms.front();
+  IterationTimes times(table.tensors.size() + 1);
+  comm.barrier();  // every rank starts the iteration together, as after a synchronous step
+  const double start = coll::now_seconds();
+  for (std::size_t k = 0; k < table.tensors.size(); ++k) {
+    const double begin = coll::now_seconds();
+    comm.allreduce(grads + offsets[k] * elem, reduced + offsets[k] * elem,
+                   table.tensors[k].elements, options.type, options.op, algorithm);
+    times[k + 1] = coll::now_seconds() - begin;
+  }
+  times[0] = coll::now_seconds() - start;
+  max_over_ranks(comm, times);
+  return times;
+}
+
+void print_per_layer(const ModelTable& table, const std::vector<IterationTimes>& iterations,
+                     std::size_t elem, JsonWriter& json) {
+  std::printf("#\n# per tensor (backward order), median over iterations of the slowest rank\n");
+  std::printf("#%5s %-36s %-8s %12s %12s %10s %8s\n", "index", "layer", "tensor", "elements",
+              "bytes", "time(us)", "algbw");
+  json.begin_array("per_tensor");
+  for (std::size_t k = 0; k < table.tensors.size(); ++k) {
+    std::vector<double> samples;
+    for (const auto& times : iterations) samples.push_back(times[k + 1]);
+    const double seconds = median(samples);
+    const auto& tensor = table.tensors[k];
+    const double bytes = double(tensor.elements * elem);
+    std::printf(" %5zu %-36s %-8s %12zu %12.0f %10.1f %8.3f\n", k, tensor.layer.c_str(),
+                tensor.name.c_str(), tensor.elements, bytes, seconds * 1e6,
+                seconds > 0 ? bytes / seconds / 1e9 : 0.0);
+    json.begin_object()
+        .field("index", k)
+        .field("layer", tensor.layer)
+        .field("tensor", tensor.name)
+        .field("elements", tensor.elements)
+        .field("bytes", tensor.elements * elem)
+        .field("median_us", seconds * 1e6)
+        .end_object();
+  }
+  json.end_array();
+}
+
+}  // namespace
+
+std::size_t run_model_replay(coll::Comm& comm, const Options& options) {
+  const ModelTable table =
+      load_model_table(options.models_dir, options.model, options.model_variant);
+  const bool lead = comm.rank() == 0;
+  const std::size_t elem = coll::dtype_size(options.type);
+  // One flat gradient buffer and one result buffer, tensors at consecutive offsets, as a
+  // framework lays out its parameters' gradients.
+  std::vector<std::size_t> offsets;
+  std::size_t total = 0;
+  for (const auto& tensor : table.tensors) {
+    offsets.push_back(total);
+    total += tensor.elements;
+  }
+  coll::BufferPool pool;
+  auto grads = pool.acquire(total * elem + 64);
+  auto reduced = pool.acquire(total * elem + 64);
+  fill_input(options.type, options.op, comm.rank(), grads.data(), total);
+
+  Progress progress("replay " + options.model, std::size_t(options.warmup + options.iterations),
+                    lead);
+  std::vector<IterationTimes> iterations;
+  for (int i = 0; i < options.warmup + options.iterations; ++i) {
+    auto times = replay_once(comm, options, table, offsets, grads.data(), reduced.data());
+    if (i >= options.warmup) iterations.push_back(std::move(times));
+    progress.update(std::size_t(i + 1));
+  }
+  const std::size_t wrong =
+      options.check ? sum_over_ranks(comm, count_wrong(options.type, options.op, comm.size(),
+                                                       reduced.data(), total))
+                    : 0;
+  if (!lead) return wrong;
+
+  std::vector<double> per_iteration;
+  for (const auto& times : iterations) per_iteration.push_back(times[0]);
+  const double med = median(per_iteration);
+  const double fastest = *std::min_element(per_iteration.begin(), per_iteration.end());
+  const double slowest = *std::max_element(per_iteration.begin(), per_iteration.end());
+  const std::size_t bytes = total * elem;
+  const std::string algorithm = options.algorithms.empty() ? "default" : options.algorithms.front();
+
+  std::printf("# collbench model-gradient replay: %s (%s)\n", table.model.c_str(),
+              table.variant.c_str());
+  std::printf("# source: %s\n", table.source.c_str());
+  std::printf("# %s\n", comm.describe().c_str());
+  std::printf(
+      "# %d ranks on %d node(s), algorithm %s, fusion none (one all-reduce per tensor), "
+      "%s %s\n",
+      comm.size(), comm.num_nodes(), algorithm.c_str(),
+      std::string(coll::dtype_name(options.type)).c_str(),
+      std::string(coll::op_name(options.op)).c_str());
+  std::printf("# iterations %d (after %d warm-up), time = slowest rank per iteration\n",
+              options.iterations, options.warmup);
+  std::printf("tensors              %zu\n", table.tensors.size());
+  std::printf("elements             %zu\n", total);
+  std::printf("bytes                %zu\n", bytes);
+  std::printf("aggregation time     %.3f ms per iteration (median; min %.3f, max %.3f)\n",
+              med * 1e3, fastest * 1e3, slowest * 1e3);
+  std::printf("algbw                %.3f GB/s (bytes / median time)\n", double(bytes) / med / 1e9);
+  std::printf("wrong elements       %zu%s\n", wrong, options.check ? "" : " (check disabled)");
+
+  JsonWriter json;
+  json.begin_object()
+      .field("tool", "collbench")
+      .field("mode", "model-gradients")
+      .field("model", table.model)
+      .field("variant", table.variant)
+      .field("source", table.source)
+      .field("ranks", comm.size())
+      .field("nodes", comm.num_nodes())
+      .field("algorithm", algorithm)
+      .field("fusion", "none")
+      .field("type", coll::dtype_name(options.type))
+      .field("tensors", table.tensors.size())
+      .field("elements", total)
+      .field("bytes", bytes)
+      .field("median_ms", med * 1e3)
+      .field("min_ms", fastest * 1e3)
+      .field("max_ms", slowest * 1e3)
+      .field("wrong", wrong)
+      .field("checked", options.check);
+  json.begin_array("iteration_ms");
+  for (double t : per_iteration) json.element(t * 1e3);
+  json.end_array();
+  if (options.per_layer) print_per_layer(table, iterations, elem, json);
+  json.end_object();
+  if (!options.json_path.empty()) json.save(options.json_path);
+  return wrong;
+}
+
+}  // namespace collbench

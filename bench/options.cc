@@ -1,0 +1,125 @@
+#include "options.hpp"
+
+#include <boost/program_options.hpp>
+#include <sstream>
+
+#include "coll/comm.hpp"
+#include "core/env.hpp"
+#include "model_table.hpp"
+
+namespace po = boost::program_options;
+
+namespace collbench {
+namespace {
+
+std::size_t parse_bytes(const std::string& text, const char* flag) {
+  const auto value = coll::parse_size(text);
+  if (!value)
+    throw UsageError(std::string(flag) + " '" + text + "' is not a size (e.g. 8, 64K, 32M, 1G)");
+  return static_cast<std::size_t>(*value);
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
+  std::stringstream stream(text);
+  for (std::string item; std::getline(stream, item, ',');) {
+    if (!item.empty()) items.push_back(item);
+  }
+  return items;
+}
+
+}  // namespace
+
+Options parse_options(int argc, const char* const* argv) {
+  Options options;
+  std::string min_bytes = "8", max_bytes = "32M", type = "float", op = "sum", algo;
+  int check = 1;
+  bool no_check = false;
+  po::options_description job("Job");
+  job.add_options()("help,h", "print this help")(
+      "nodes", po::value(&options.nodes)->default_value(1),
+      "nodes to run (emulated on this machine: COLL_NODE is set per rank)")(
+      "ranks-per-node,g", po::value(&options.ranks_per_node)->default_value(1),
+      "ranks per node (GPUs per node in the paper's terms)")(
+      "gpus-per-node", po::value(&options.ranks_per_node), "alias of --ranks-per-node");
+  po::options_description sweep("Size sweep (nccl-tests compatible)");
+  sweep.add_options()("minbytes,b", po::value(&min_bytes)->default_value("8"),
+                      "smallest message, bytes (K/M/G suffixes)")(
+      "maxbytes,e", po::value(&max_bytes)->default_value("32M"), "largest message, bytes")(
+      "stepfactor,f", po::value(&options.step_factor)->default_value(2),
+      "multiply the size by this between steps (>= 2)")(
+      "iters,n", po::value(&options.iterations)->default_value(20), "timed iterations per size")(
+      "warmup_iters,w", po::value(&options.warmup)->default_value(5),
+      "untimed warm-up iterations per size")("check,c", po::value(&check)->default_value(1),
+                                             "verify results (1) or not (0)")(
+      "no-check", po::bool_switch(&no_check), "same as -c 0")(
+      "datatype,d", po::value(&type)->default_value("float"),
+      "int8 uint8 int32 uint32 int64 uint64 half float double bfloat16")(
+      "op,o", po::value(&op)->default_value("sum"), "sum prod max min avg")(
+      "algo", po::value(&algo), "all-reduce algorithm(s), comma separated, or 'all'")(
+      "json", po::value(&options.json_path), "write every number printed to this JSON file");
+  po::options_description model("Model gradient replay");
+  model.add_options()("model-gradients", po::value(&options.model),
+                      "replay a model's per-layer gradients: alexnet, googlenet, resnet50")(
+      "model-variant", po::value(&options.model_variant),
+      "model definition the tensors come from (default per model; see bench/models)")(
+      "per-layer", po::bool_switch(&options.per_layer), "print the per-tensor breakdown")(
+      "models-dir", po::value(&options.models_dir)->default_value(COLL_MODELS_DIR),
+      "directory of the model tables");
+  po::options_description all("collbench: benchmark gradient all-reduce with libcoll");
+  all.add(job).add(sweep).add(model);
+
+  po::variables_map values;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(all).run(), values);
+    po::notify(values);
+  } catch (const po::error& error) {
+    throw UsageError(error.what());
+  }
+  std::ostringstream help;
+  help << all;
+  options.help_text = help.str();
+  options.help = values.count("help") > 0;
+
+  if (options.nodes < 1 || options.nodes > 1024) throw UsageError("--nodes must be in [1, 1024]");
+  if (options.ranks_per_node < 1 || options.ranks_per_node > 256) {
+    throw UsageError("--ranks-per-node must be in [1, 256]");
+  }
+  options.min_bytes = parse_bytes(min_bytes, "-b/--minbytes");
+  options.max_bytes = parse_bytes(max_bytes, "-e/--maxbytes");
+  if (options.min_bytes > options.max_bytes) {
+    throw UsageError("-b/--minbytes (" + min_bytes + ") is larger than -e/--maxbytes (" +
+                     max_bytes + ")");
+  }
+  if (options.step_factor < 2) throw UsageError("-f/--stepfactor must be at least 2");
+  if (options.iterations < 1) throw UsageError("-n/--iters must be at least 1");
+  if (options.warmup < 0) throw UsageError("-w/--warmup_iters must not be negative");
+  if (check != 0 && check != 1) throw UsageError("-c/--check takes 0 or 1");
+  options.check = check == 1 && !no_check;
+  const auto parsed_type = coll::parse_dtype(type);
+  if (!parsed_type) throw UsageError("-d/--datatype: unknown data type '" + type + "'");
+  options.type = *parsed_type;
+  const auto parsed_op = coll::parse_op(op);
+  if (!parsed_op) throw UsageError("-o/--op: unknown operation '" + op + "'");
+  options.op = *parsed_op;
+
+  const auto known = coll::Comm::algorithms();
+  options.algorithms = algo == "all" ? known : split_list(algo);
+  for (const auto& name : options.algorithms) {
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      std::string list;
+      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+      throw UsageError("--algo: unknown algorithm '" + name + "' (known: " + list + ", all)");
+    }
+  }
+  if (!options.model.empty()) {
+    try {  // validate now, in the launcher, rather than in every rank
+      load_model_table(options.models_dir, options.model, options.model_variant);
+    } catch (const coll::Error& error) {
+      throw UsageError(std::string("--model-gradients: ") + error.what());
+    }
+  }
+  return options;
+}
+
+}  // namespace collbench

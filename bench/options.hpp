@@ -1,0 +1,49 @@
+// collbench's command line.
+#pragma once
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "coll/types.hpp"
+
+namespace collbench {
+
+// Bad command-line input: main prints one line and exits with status 2.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct Options {
+  // Job shape (used by the launcher; ranks read the environment).
+  int nodes = 1;
+  int ranks_per_node = 1;
+
+  // Sweep mode, nccl-tests style.
+  std::size_t min_bytes = 8;
+  std::size_t max_bytes = 32u << 20;
+  std::size_t step_factor = 2;
+  int iterations = 20;
+  int warmup = 5;
+  bool check = true;
+  coll::DataType type = coll::DataType::Float32;
+  coll::ReduceOp op = coll::ReduceOp::Sum;
+  std::vector<std::string> algorithms;  // empty: the library's default
+  std::string json_path;
+
+  // Model replay mode.
+  std::string model;  // empty: sweep mode
+  std::string model_variant;
+  std::string models_dir;
+  bool per_layer = false;
+
+  bool help = false;
+  std::string help_text;
+};
+
+// Throws UsageError with a one-line message for any bad input.
+Options parse_options(int argc, const char* const* argv);
+
+}  // namespace collbench

@@ -1,0 +1,153 @@
+#include "sweep.hpp"
+
+#include <cstdio>
+
+#include "core/buffer_pool.hpp"
+#include "core/clock.hpp"
+#include "exact_data.hpp"
+#include "json_writer.hpp"
+#include "progress.hpp"
+#include "rank_stats.hpp"
+
+namespace collbench {
+namespace {
+
+struct Measurement {
+  double time_us = 0;  // mean per call, slowest rank
+  double algbw = 0;    // GB/s (1e9 B/s)
+  double busbw = 0;
+  std::size_t wrong = 0;
+};
+
+struct SweepCase {
+  coll::Comm& comm;
+  const Options& options;
+  const std::string& algorithm;
+  std::byte* send;
+  std::byte* recv;
+};
+
+Measurement measure(const SweepCase& sweep, std::size_t count, bool in_place) {
+  coll::Comm& comm = sweep.comm;
+  const Options& options = sweep.options;
+  std::byte* input = in_place ? sweep.recv : sweep.send;
+  auto call = [&] {
+    comm.allreduce(input, sweep.recv, count, options.type, options.op, sweep.algorithm);
+  };
+  fill_input(options.type, options.op, comm.rank(), input, count);
+  for (int i = 0; i < options.warmup; ++i) call();
+  comm.barrier();
+  const double start = coll::now_seconds();
+  for (int i = 0; i < options.iterations; ++i) call();
+  const double mean_s = (coll::now_seconds() - start) / options.iterations;
+
+  Measurement result;
+  result.time_us = max_over_ranks(comm, mean_s) * 1e6;
+  const double bytes = double(count) * double(coll::dtype_size(options.type));
+  result.algbw = result.time_us > 0 ? bytes / (result.time_us * 1e-6) / 1e9 : 0;
+  result.busbw = result.algbw * allreduce_bus_factor(comm.size());
+  if (options.check) {
+    fill_input(options.type, options.op, comm.rank(), input, count);
+    call();
+    result.wrong =
+        sum_over_ranks(comm, count_wrong(options.type, options.op, comm.size(), sweep.recv, count));
+  }
+  return result;
+}
+
+std::vector<std::size_t> sweep_counts(const Options& options) {
+  const std::size_t elem = coll::dtype_size(options.type);
+  std::vector<std::size_t> counts;
+  for (std::size_t bytes = options.min_bytes; bytes <= options.max_bytes;
+       bytes *= options.step_factor) {
+    counts.push_back(bytes / elem);
+    if (bytes == 0) break;
+  }
+  return counts;
+}
+
+void print_header(const coll::Comm& comm, const Options& options, const std::string& algorithm) {
+  std::printf("# collbench all-reduce sweep: %d ranks on %d node(s), algorithm %s\n", comm.size(),
+              comm.num_nodes(), algorithm.c_str());
+  std::printf("# %s\n", comm.describe().c_str());
+  std::printf("# iterations %d, warm-up %d, check %s; GB/s = 1e9 B/s, busbw = algbw * 2(n-1)/n\n",
+              options.iterations, options.warmup, options.check ? "on" : "off");
+  std::printf("#%62s%33s\n", "out-of-place", "in-place");
+  std::printf("#%11s %12s %8s %6s %10s %7s %7s %6s %10s %7s %7s %6s\n", "size", "count", "type",
+              "redop", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong");
+  std::printf("#%11s %12s %8s %6s %10s %7s %7s %6s %10s %7s %7s %6s\n", "(B)", "(elements)", "", "",
+              "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
+}
+
+}  // namespace
+
+double allreduce_bus_factor(int ranks) {
+  return ranks > 1 ? 2.0 * (ranks - 1) / ranks : 0.0;
+}
+
+std::size_t run_sweep(coll::Comm& comm, const Options& options) {
+  const bool lead = comm.rank() == 0;
+  coll::BufferPool pool;
+  auto send = pool.acquire(options.max_bytes + 64);
+  auto recv = pool.acquire(options.max_bytes + 64);
+  const auto counts = sweep_counts(options);
+  std::vector<std::string> algorithms = options.algorithms;
+  if (algorithms.empty()) algorithms.push_back("");  // the library's default
+  const std::size_t elem = coll::dtype_size(options.type);
+
+  JsonWriter json;
+  json.begin_object()
+      .field("tool", "collbench")
+      .field("mode", "sweep")
+      .field("ranks", comm.size())
+      .field("nodes", comm.num_nodes())
+      .field("type", coll::dtype_name(options.type))
+      .field("op", coll::op_name(options.op))
+      .field("iterations", options.iterations)
+      .field("warmup", options.warmup)
+      .field("bus_factor", allreduce_bus_factor(comm.size()))
+      .begin_array("results");
+  std::size_t total_wrong = 0;
+  Progress progress("sweep", counts.size() * algorithms.size(), lead);
+  std::size_t done = 0;
+  for (const auto& algorithm : algorithms) {
+    const std::string label = algorithm.empty() ? "default" : algorithm;
+    if (lead) print_header(comm, options, label);
+    for (const std::size_t count : counts) {
+      const SweepCase sweep{comm, options, algorithm, send.data(), recv.data()};
+      const Measurement out = measure(sweep, count, false);
+      const Measurement in = measure(sweep, count, true);
+      total_wrong += out.wrong + in.wrong;
+      if (!lead) continue;
+      progress.clear();
+      std::printf("%12zu %12zu %8s %6s %10.2f %7.2f %7.2f %6zu %10.2f %7.2f %7.2f %6zu\n",
+                  count * elem, count, std::string(coll::dtype_name(options.type)).c_str(),
+                  std::string(coll::op_name(options.op)).c_str(), out.time_us, out.algbw, out.busbw,
+                  out.wrong, in.time_us, in.algbw, in.busbw, in.wrong);
+      std::fflush(stdout);
+      json.begin_object()
+          .field("algorithm", label)
+          .field("bytes", count * elem)
+          .field("count", count);
+      for (const auto& [name, m] : {std::pair{"out_of_place", out}, std::pair{"in_place", in}}) {
+        json.begin_object(name)
+            .field("time_us", m.time_us)
+            .field("algbw_gbps", m.algbw)
+            .field("busbw_gbps", m.busbw)
+            .field("wrong", m.wrong)
+            .end_object();
+      }
+      json.end_object();
+      progress.update(++done);
+    }
+  }
+  json.end_array().field("wrong_total", total_wrong).end_object();
+  if (lead) {
+    std::printf("# Out of bounds values : %zu %s\n", total_wrong,
+                total_wrong == 0 ? "OK" : "FAILED");
+    if (!options.json_path.empty()) json.save(options.json_path);
+  }
+  return total_wrong;
+}
+
+}  // namespace collbench

@@ -1,0 +1,38 @@
+// How ranks find each other before any transport exists: exchange small strings, synchronize,
+// and hear that the job is being aborted.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace coll {
+
+class Bootstrap {
+ public:
+  virtual ~Bootstrap() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // Every rank's `mine`, in rank order. `name` must be unique per exchange within the job.
+  virtual std::vector<std::string> allgather(const std::string& name, const std::string& mine) = 0;
+  virtual void barrier(const std::string& name) = 0;
+  // A descriptor that becomes readable when the job is being aborted (-1 when there is none),
+  // and the reason once it has (non-blocking).
+  virtual int abort_fd() const { return -1; }
+  virtual std::optional<std::string> abort_reason() { return std::nullopt; }
+  // Where this rank's bootstrap came from, for diagnostics ("store 127.0.0.1:4567", "mpi").
+  virtual std::string describe() const = 0;
+};
+
+// The environment contract: COLL_RANK, COLL_SIZE, COLL_STORE=host:port and COLL_TOKEN when set;
+// otherwise OpenMPI's rank variables (under mpirun); otherwise a single rank.
+std::unique_ptr<Bootstrap> bootstrap_from_environment(double timeout_s);
+
+std::unique_ptr<Bootstrap> make_store_bootstrap(const std::string& address,
+                                                const std::string& token, int rank, int size,
+                                                double timeout_s);
+std::unique_ptr<Bootstrap> make_mpi_bootstrap();
+std::unique_ptr<Bootstrap> make_single_bootstrap();
+
+}  // namespace coll

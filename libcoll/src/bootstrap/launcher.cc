@@ -1,0 +1,226 @@
+#include "bootstrap/launcher.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstring>
+#include <iostream>
+
+#include "bootstrap/store_server.hpp"
+#include "coll/error.hpp"
+#include "core/clock.hpp"
+#include "core/env.hpp"
+
+extern char** environ;
+
+namespace coll {
+namespace {
+
+volatile std::sig_atomic_t interrupted_by = 0;
+void on_signal(int signal) {
+  interrupted_by = signal;
+}
+
+struct RankProcess {
+  int rank = 0;
+  pid_t pid = -1;
+  int out = -1;  // pipe from the rank's stdout (ranks other than 0)
+  int err = -1;  // pipe from the rank's stderr
+  std::string out_partial, err_partial, last_error_line;
+  bool running = true;
+  int status = 0;
+};
+
+std::vector<std::string> rank_environment(int rank, int size, int node, int local_rank,
+                                          const StoreServer& store) {
+  std::vector<std::string> env;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const std::string text = *entry;
+    for (const char* ours : {"COLL_RANK=", "COLL_SIZE=", "COLL_STORE=", "COLL_TOKEN=", "COLL_NODE=",
+                             "COLL_LOCAL_RANK="}) {
+      if (text.rfind(ours, 0) == 0) goto skip;
+    }
+    env.push_back(text);
+  skip:;
+  }
+  env.push_back("COLL_RANK=" + std::to_string(rank));
+  env.push_back("COLL_SIZE=" + std::to_string(size));
+  env.push_back("COLL_STORE=" + store.address());
+  env.push_back("COLL_TOKEN=" + store.token());
+  env.push_back("COLL_NODE=" + std::to_string(node));
+  env.push_back("COLL_LOCAL_RANK=" + std::to_string(local_rank));
+  return env;
+}
+
+std::vector<char*> c_strings(std::vector<std::string>& strings) {
+  std::vector<char*> pointers;
+  for (auto& s : strings) pointers.push_back(s.data());
+  pointers.push_back(nullptr);
+  return pointers;
+}
+
+void spawn(RankProcess& process, const LaunchSpec& spec, std::vector<std::string> env) {
+  int out[2] = {-1, -1};
+  int err[2];
+  if (process.rank != 0 && ::pipe2(out, O_CLOEXEC) != 0) throw_system_error("pipe");
+  if (::pipe2(err, O_CLOEXEC) != 0) throw_system_error("pipe");
+  std::vector<std::string> argv{spec.program};
+  argv.insert(argv.end(), spec.args.begin(), spec.args.end());
+  auto argv_c = c_strings(argv);
+  auto env_c = c_strings(env);
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) throw_system_error("fork");
+  if (pid == 0) {
+    // Only async-signal-safe calls from here to exec: the parent has threads.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // a killed launcher takes its ranks with it
+    if (::getppid() != parent) ::_exit(127);
+    if (out[1] >= 0) ::dup2(out[1], STDOUT_FILENO);
+    ::dup2(err[1], STDERR_FILENO);
+    ::execve(argv_c[0], argv_c.data(), env_c.data());
+    const char message[] = "launcher: cannot execute the rank program\n";
+    [[maybe_unused]] auto ignored = ::write(STDERR_FILENO, message, sizeof message - 1);
+    ::_exit(127);
+  }
+  process.pid = pid;
+  if (out[1] >= 0) ::close(out[1]);
+  ::close(err[1]);
+  process.out = out[0];
+  process.err = err[0];
+}
+
+// Forwards complete lines with a rank prefix; keeps the last stderr line for the summary.
+void forward(RankProcess& process, int& fd, std::string& partial, std::ostream& sink, bool is_error,
+             bool flush_all) {
+  char buffer[65536];
+  const ssize_t n = fd >= 0 ? ::read(fd, buffer, sizeof buffer) : 0;
+  if (n > 0) partial.append(buffer, static_cast<std::size_t>(n));
+  if (n == 0 && fd >= 0) {
+    ::close(fd);
+    fd = -1;
+    flush_all = true;
+  }
+  std::size_t start = 0;
+  for (std::size_t end; (end = partial.find('\n', start)) != std::string::npos; start = end + 1) {
+    const std::string line = partial.substr(start, end - start);
+    sink << "[rank " << process.rank << "] " << line << '\n';
+    if (is_error && !line.empty()) process.last_error_line = line;
+  }
+  partial.erase(0, start);
+  if (flush_all && !partial.empty()) {
+    sink << "[rank " << process.rank << "] " << partial << '\n';
+    if (is_error) process.last_error_line = partial;
+    partial.clear();
+  }
+  sink.flush();
+}
+
+std::string describe_exit(const RankProcess& process) {
+  std::string text = "rank " + std::to_string(process.rank);
+  if (WIFSIGNALED(process.status)) {
+    const int signal = WTERMSIG(process.status);
+    text += " was killed by signal " + std::to_string(signal) + " (" + strsignal(signal) + ")";
+  } else {
+    text += " exited with status " + std::to_string(WEXITSTATUS(process.status));
+    if (!process.last_error_line.empty()) text += ": " + process.last_error_line;
+  }
+  return text;
+}
+
+bool failed(const RankProcess& process) {
+  return WIFSIGNALED(process.status) || WEXITSTATUS(process.status) != 0;
+}
+
+}  // namespace
+
+int launch_local(const LaunchSpec& spec) {
+  if (spec.nodes < 1 || spec.ranks_per_node < 1) {
+    throw Error(Status::InvalidArgument, "the launcher needs at least one node and one rank");
+  }
+  const int size = spec.nodes * spec.ranks_per_node;
+  const double grace_s = env_seconds("COLL_LAUNCH_GRACE").value_or(spec.grace_s);
+  StoreServer store("127.0.0.1", 0, make_job_token());
+  struct sigaction action {};
+  action.sa_handler = on_signal;
+  for (int signal : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(signal, &action, nullptr);
+
+  std::vector<RankProcess> ranks(static_cast<std::size_t>(size));
+  for (int r = 0; r < size; ++r) {
+    ranks[r].rank = r;
+    spawn(ranks[r], spec,
+          rank_environment(r, size, r / spec.ranks_per_node, r % spec.ranks_per_node, store));
+  }
+
+  const RankProcess* first_failure = nullptr;
+  std::string failure_reason;
+  double kill_at = 0;
+  int running = size;
+  while (true) {
+    std::vector<pollfd> fds;
+    std::vector<std::pair<RankProcess*, bool>> owners;  // (process, is stderr)
+    for (auto& process : ranks) {
+      if (process.out >= 0) {
+        fds.push_back({process.out, POLLIN, 0});
+        owners.emplace_back(&process, false);
+      }
+      if (process.err >= 0) {
+        fds.push_back({process.err, POLLIN, 0});
+        owners.emplace_back(&process, true);
+      }
+    }
+    if (running == 0 && fds.empty()) break;
+    ::poll(fds.data(), fds.size(), 50);
+    for (std::size_t i = 0; i < fds.size(); ++i) {
+      if (!fds[i].revents) continue;
+      RankProcess& process = *owners[i].first;
+      if (owners[i].second) {
+        forward(process, process.err, process.err_partial, std::cerr, true, false);
+      } else {
+        forward(process, process.out, process.out_partial, std::cout, false, false);
+      }
+    }
+    for (auto& process : ranks) {
+      if (!process.running || ::waitpid(process.pid, &process.status, WNOHANG) != process.pid) {
+        continue;
+      }
+      process.running = false;
+      --running;
+      if (failed(process) && first_failure == nullptr) {
+        // Read what the rank said before dying, so its message is the one reported.
+        forward(process, process.err, process.err_partial, std::cerr, true, true);
+        first_failure = &process;
+        failure_reason = describe_exit(process);
+        store.abort_all(failure_reason);
+        kill_at = now_seconds() + grace_s;
+      }
+    }
+    if (interrupted_by != 0 && first_failure == nullptr && kill_at == 0) {
+      failure_reason = std::string("launcher interrupted by ") + strsignal(interrupted_by);
+      store.abort_all(failure_reason);
+      for (auto& process : ranks) {
+        if (process.running) ::kill(process.pid, SIGTERM);
+      }
+      kill_at = now_seconds() + 2;
+    }
+    if (kill_at != 0 && now_seconds() > kill_at) {
+      for (auto& process : ranks) {
+        if (process.running) ::kill(process.pid, SIGKILL);
+      }
+    }
+  }
+  if (first_failure != nullptr) {
+    std::cerr << "launcher: job failed: " << failure_reason << std::endl;
+    return WIFEXITED(first_failure->status) ? WEXITSTATUS(first_failure->status) : 1;
+  }
+  if (interrupted_by != 0) {
+    std::cerr << "launcher: " << failure_reason << std::endl;
+    return 128 + interrupted_by;
+  }
+  return 0;
+}
+
+}  // namespace coll

@@ -1,0 +1,25 @@
+// The local launcher: runs nodes × ranks_per_node rank processes of one program on this machine,
+// hosts their store, forwards their output, and turns any rank's failure into the job's failure
+// without leaving a single process behind.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace coll {
+
+struct LaunchSpec {
+  std::string program;            // executable each rank runs
+  std::vector<std::string> args;  // its arguments (argv[1..])
+  int nodes = 1;
+  int ranks_per_node = 1;
+  // After the first failure, how long the other ranks get to notice (through the store's abort
+  // message) and report it themselves before they are killed. COLL_LAUNCH_GRACE overrides.
+  double grace_s = 10;
+};
+
+// Returns 0 when every rank exits 0; otherwise the first failing rank's exit status (1 if it
+// was killed by a signal), after printing which rank failed and why.
+int launch_local(const LaunchSpec& spec);
+
+}  // namespace coll

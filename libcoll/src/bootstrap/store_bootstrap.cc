@@ -1,0 +1,71 @@
+// Bootstrap through the launcher's key-value store.
+#include "bootstrap/bootstrap.hpp"
+#include "bootstrap/store_client.hpp"
+#include "coll/error.hpp"
+
+namespace coll {
+namespace {
+
+class StoreBootstrap final : public Bootstrap {
+ public:
+  StoreBootstrap(const std::string& address, const std::string& token, int rank, int size,
+                 double timeout_s)
+      : client_(address, token, rank, timeout_s), rank_(rank), size_(size), address_(address) {}
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+
+  std::vector<std::string> allgather(const std::string& name, const std::string& mine) override {
+    client_.set(name + "/" + std::to_string(rank_), mine);
+    std::vector<std::string> all(static_cast<std::size_t>(size_));
+    for (int peer = 0; peer < size_; ++peer) {
+      all[static_cast<std::size_t>(peer)] =
+          peer == rank_ ? mine
+                        : client_.get(name + "/" + std::to_string(peer),
+                                      "rank " + std::to_string(peer) + " to join (" + name + ")");
+    }
+    return all;
+  }
+
+  void barrier(const std::string& name) override { allgather(name, ""); }
+
+  int abort_fd() const override { return client_.fd(); }
+  std::optional<std::string> abort_reason() override { return client_.poll_abort(); }
+  std::string describe() const override { return "store " + address_; }
+
+ private:
+  StoreClient client_;
+  int rank_;
+  int size_;
+  std::string address_;
+};
+
+class SingleBootstrap final : public Bootstrap {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  std::vector<std::string> allgather(const std::string&, const std::string& mine) override {
+    return {mine};
+  }
+  void barrier(const std::string&) override {}
+  std::string describe() const override { return "single process"; }
+};
+
+}  // namespace
+
+std::unique_ptr<Bootstrap> make_store_bootstrap(const std::string& address,
+                                                const std::string& token, int rank, int size,
+                                                double timeout_s) {
+  if (size < 1 || rank < 0 || rank >= size) {
+    throw Error(
+        Status::InvalidArgument,
+        "rank " + std::to_string(rank) + " is not within a job of size " + std::to_string(size));
+  }
+  return std::make_unique<StoreBootstrap>(address, token, rank, size, timeout_s);
+}
+
+std::unique_ptr<Bootstrap> make_single_bootstrap() {
+  return std::make_unique<SingleBootstrap>();
+}
+
+}  // namespace coll

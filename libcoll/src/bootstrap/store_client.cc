@@ -1,0 +1,85 @@
+#include "bootstrap/store_client.hpp"
+
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+
+#include "coll/error.hpp"
+#include "core/clock.hpp"
+
+namespace coll {
+
+StoreClient::StoreClient(const std::string& address, const std::string& token, int rank,
+                         double timeout_s)
+    : timeout_s_(timeout_s) {
+  const auto [host, port] = split_host_port(address, "COLL_STORE");
+  socket_ = Socket::connect(host, port, timeout_s);
+  socket_.send_all(store::encode({store::Op::Hello, token, std::to_string(rank)}));
+  receive("the store at " + address + " to accept rank " + std::to_string(rank));
+}
+
+void StoreClient::set(const std::string& key, const std::string& value) {
+  socket_.send_all(store::encode({store::Op::Set, key, value}));
+}
+
+std::string StoreClient::get(const std::string& key, const std::string& waiting_for) {
+  socket_.send_all(store::encode({store::Op::Get, key, ""}));
+  return receive(waiting_for).value;
+}
+
+long long StoreClient::add(const std::string& key, long long delta) {
+  socket_.send_all(store::encode({store::Op::Add, key, std::to_string(delta)}));
+  return std::stoll(receive("the store to count '" + key + "'").value);
+}
+
+store::Message StoreClient::receive(const std::string& waiting_for) {
+  const Deadline deadline(timeout_s_);
+  while (true) {
+    if (auto message = decoder_.next()) {
+      switch (message->op) {
+        case store::Op::Reply:
+          return *message;
+        case store::Op::Abort:
+          abort_reason_ = message->value;
+          throw Error(Status::RemoteError, "job aborted: " + message->value);
+        default:
+          throw Error(Status::RemoteError, message->value);
+      }
+    }
+    if (deadline.expired()) {
+      throw Error(Status::Timeout, "no answer within " + std::to_string(int(timeout_s_)) +
+                                       " s (COLL_TIMEOUT) waiting for " + waiting_for);
+    }
+    pollfd fd{socket_.fd(), POLLIN, 0};
+    const int ready = ::poll(&fd, 1, static_cast<int>(deadline.remaining() * 1000) + 1);
+    if (ready <= 0) continue;
+    char buffer[65536];
+    const ssize_t n = ::recv(socket_.fd(), buffer, sizeof buffer, 0);
+    if (n == 0) throw Error(Status::RemoteError, "the job's store closed the connection");
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw_system_error("receive from store");
+    }
+    decoder_.feed(buffer, static_cast<std::size_t>(n));
+  }
+}
+
+std::optional<std::string> StoreClient::poll_abort() {
+  if (abort_reason_) return abort_reason_;
+  char buffer[4096];
+  const ssize_t n = ::recv(socket_.fd(), buffer, sizeof buffer, MSG_DONTWAIT);
+  if (n == 0) {
+    abort_reason_ = "the launcher's store closed the connection (launcher gone?)";
+  } else if (n > 0) {
+    decoder_.feed(buffer, static_cast<std::size_t>(n));
+    while (auto message = decoder_.next()) {
+      if (message->op == store::Op::Abort || message->op == store::Op::Error) {
+        abort_reason_ = message->value;
+      }
+    }
+  }
+  return abort_reason_;
+}
+
+}  // namespace coll

@@ -1,0 +1,164 @@
+// The NCCL-shaped C API over coll::Comm.
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "bootstrap/store_server.hpp"
+#include "coll/coll.h"
+#include "coll/comm.hpp"
+#include "core/env.hpp"
+
+struct collComm {
+  std::unique_ptr<coll::Comm> comm;
+  std::string last_error;
+};
+
+namespace {
+
+thread_local std::string last_error;
+
+// Stores started by collGetUniqueId live as long as the process: ranks may join at any time.
+std::mutex stores_mutex;
+std::vector<std::unique_ptr<coll::StoreServer>> stores;
+
+collResult_t fail(collComm_t comm, collResult_t result, const std::string& message) {
+  last_error = message;
+  if (comm != nullptr) comm->last_error = message;
+  return result;
+}
+
+template <typename Body>
+collResult_t guarded(collComm_t comm, Body&& body) {
+  try {
+    body();
+    return collSuccess;
+  } catch (const coll::Error& error) {
+    return fail(comm, static_cast<collResult_t>(error.status()), error.what());
+  } catch (const std::bad_alloc&) {
+    return fail(comm, collSystemError, "out of memory");
+  } catch (const std::exception& error) {
+    return fail(comm, collInternalError, error.what());
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+collResult_t collGetUniqueId(collUniqueId* unique_id) {
+  if (unique_id == nullptr) return fail(nullptr, collInvalidArgument, "collGetUniqueId: null id");
+  return guarded(nullptr, [&] {
+    const std::string host = coll::env_string("COLL_STORE_HOST").value_or("127.0.0.1");
+    auto server = std::make_unique<coll::StoreServer>(host, 0, coll::make_job_token());
+    const std::string text = server->address() + " " + server->token();
+    if (text.size() >= sizeof unique_id->internal) {
+      throw coll::Error(coll::Status::InternalError, "store address too long for a unique id");
+    }
+    std::memset(unique_id->internal, 0, sizeof unique_id->internal);
+    std::memcpy(unique_id->internal, text.data(), text.size());
+    std::lock_guard lock(stores_mutex);
+    stores.push_back(std::move(server));
+  });
+}
+
+collResult_t collCommInitRank(collComm_t* comm, int nranks, collUniqueId comm_id, int rank) {
+  if (comm == nullptr) return fail(nullptr, collInvalidArgument, "collCommInitRank: null comm");
+  *comm = nullptr;
+  if (nranks < 1 || rank < 0 || rank >= nranks) {
+    return fail(nullptr, collInvalidArgument,
+                "collCommInitRank: rank " + std::to_string(rank) + " of " + std::to_string(nranks) +
+                    " is out of range");
+  }
+  const std::string text(comm_id.internal, strnlen(comm_id.internal, sizeof comm_id.internal));
+  const auto space = text.find(' ');
+  if (space == std::string::npos) {
+    return fail(nullptr, collInvalidArgument, "collCommInitRank: malformed unique id");
+  }
+  auto handle = std::make_unique<collComm>();
+  const collResult_t result = guarded(nullptr, [&] {
+    handle->comm =
+        coll::Comm::from_store(text.substr(0, space), text.substr(space + 1), rank, nranks);
+  });
+  if (result == collSuccess) *comm = handle.release();
+  return result;
+}
+
+collResult_t collCommInitFromEnv(collComm_t* comm) {
+  if (comm == nullptr) return fail(nullptr, collInvalidArgument, "collCommInitFromEnv: null comm");
+  *comm = nullptr;
+  auto handle = std::make_unique<collComm>();
+  const collResult_t result =
+      guarded(nullptr, [&] { handle->comm = coll::Comm::from_environment(); });
+  if (result == collSuccess) *comm = handle.release();
+  return result;
+}
+
+collResult_t collCommDestroy(collComm_t comm) {
+  if (comm == nullptr) return fail(nullptr, collInvalidArgument, "collCommDestroy: null comm");
+  return guarded(nullptr, [&] { delete comm; });
+}
+
+collResult_t collCommCount(const collComm_t comm, int* count) {
+  if (comm == nullptr || count == nullptr) {
+    return fail(comm, collInvalidArgument, "collCommCount: null argument");
+  }
+  *count = comm->comm->size();
+  return collSuccess;
+}
+
+collResult_t collCommUserRank(const collComm_t comm, int* rank) {
+  if (comm == nullptr || rank == nullptr) {
+    return fail(comm, collInvalidArgument, "collCommUserRank: null argument");
+  }
+  *rank = comm->comm->rank();
+  return collSuccess;
+}
+
+collResult_t collAllReduce(const void* sendbuff, void* recvbuff, size_t count,
+                           collDataType_t datatype, collRedOp_t op, collComm_t comm,
+                           collStream_t /*stream*/) {
+  if (comm == nullptr) return fail(nullptr, collInvalidArgument, "collAllReduce: null comm");
+  if (datatype < 0 || datatype >= collNumTypes || op < 0 || op >= collNumOps) {
+    return fail(comm, collInvalidArgument,
+                "collAllReduce: invalid datatype " + std::to_string(datatype) + " or op " +
+                    std::to_string(op));
+  }
+  return guarded(comm, [&] {
+    comm->comm->allreduce(sendbuff, recvbuff, count, static_cast<coll::DataType>(datatype),
+                          static_cast<coll::ReduceOp>(op));
+  });
+}
+
+const char* collGetErrorString(collResult_t result) {
+  switch (result) {
+    case collSuccess:
+      return "no error";
+    case collUnhandledCudaError:
+      return "unhandled cuda error";
+    case collSystemError:
+      return "unhandled system error (a system call or UCX failed)";
+    case collInternalError:
+      return "internal error (a libcoll bug)";
+    case collInvalidArgument:
+      return "invalid argument";
+    case collInvalidUsage:
+      return "invalid usage (ranks disagree, or the communicator failed before)";
+    case collRemoteError:
+      return "remote process exited or there was a network error";
+    case collInProgress:
+      return "operation in progress";
+    case collTimeout:
+      return "a peer did not answer within COLL_TIMEOUT";
+    default:
+      return "unknown result code";
+  }
+}
+
+const char* collGetLastError(collComm_t comm) {
+  if (comm != nullptr && !comm->last_error.empty()) return comm->last_error.c_str();
+  return last_error.c_str();
+}
+
+}  // extern "C"

@@ -1,0 +1,31 @@
+// Ranks that call a collective with different arguments must fail loudly, not hang or corrupt
+// data. Each rank sends its call's descriptor to the next rank of the ring and compares the one
+// it receives from the previous rank; agreement of every neighbour pair is agreement of all.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "algorithms/collective.hpp"
+
+namespace coll {
+
+struct CallDescriptor {
+  std::uint64_t sequence;
+  std::uint64_t count;
+  std::int32_t type;
+  std::int32_t op;
+  char algorithm[24];
+
+  static CallDescriptor make(std::uint64_t sequence, const AllreduceArgs& args,
+                             std::string_view algorithm);
+  std::string describe() const;  // "allreduce #7 of 1000 x float32 sum (ring)"
+};
+
+// Exchanges descriptors with the ring neighbours of `group` (stage 15 of the collective's tags)
+// and throws InvalidUsage naming both calls when they differ.
+void check_same_call(Transport& transport, const Group& group, const TagSpace& tags,
+                     const CallDescriptor& mine);
+
+}  // namespace coll

@@ -1,0 +1,25 @@
+#include "core/config.hpp"
+
+#include "core/env.hpp"
+
+namespace coll {
+
+Config Config::from_environment() {
+  Config config;
+  if (auto value = env_seconds("COLL_TIMEOUT")) config.timeout_s = *value;
+  if (auto value = env_string("COLL_ALGO")) config.algorithm = *value;
+  if (auto value = env_integer("COLL_NODE", 0, 1 << 20)) config.node = static_cast<int>(*value);
+  if (auto value = env_integer("COLL_CHECK_ARGS", 0, 1)) config.check_arguments = *value == 1;
+  if (auto value = env_integer("COLL_SEGMENT_BYTES", 64, 1LL << 30, true)) {
+    config.tuning.segment_bytes = static_cast<std::size_t>(*value);
+  }
+  if (auto value = env_integer("COLL_WINDOW", 1, 64))
+    config.tuning.window = static_cast<int>(*value);
+  if (auto value = env_string("COLL_UCX_LOCAL_TLS")) config.ucx.local_tls = *value;
+  if (auto value = env_string("COLL_UCX_NET_TLS")) config.ucx.net_tls = *value;
+  if (auto value = env_string("COLL_UCX_NET_DEVICES")) config.ucx.net_devices = *value;
+  config.ucx.timeout_s = config.timeout_s;
+  return config;
+}
+
+}  // namespace coll

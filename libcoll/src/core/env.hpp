@@ -1,0 +1,20 @@
+// Reading COLL_* environment variables with validation: a malformed value is an error that
+// names the variable, never a silent default.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+namespace coll {
+
+std::optional<std::string> env_string(const char* name);
+// Integer in [min, max]; accepts K/M/G suffixes (powers of 1024) when allow_suffix is set.
+std::optional<long long> env_integer(const char* name, long long min, long long max,
+                                     bool allow_suffix = false);
+std::optional<double> env_seconds(const char* name);
+
+// Parses "64", "64K", "4M", "1G" (powers of 1024); nullopt on anything else.
+std::optional<long long> parse_size(const std::string& text);
+
+}  // namespace coll

@@ -1,0 +1,44 @@
+// Moves bytes between two ranks: non-blocking tagged send/receive, completion by polling, and
+// waiting that neither starves other ranks nor outlives COLL_TIMEOUT.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace coll {
+
+using Tag = std::uint64_t;
+
+class Transport {
+ public:
+  struct Request {
+    void* handle = nullptr;  // backend's in-flight operation; null once complete
+    int peer = -1;
+    bool is_send = false;
+    std::size_t bytes = 0;
+    bool done = false;
+  };
+
+  virtual ~Transport() = default;
+
+  virtual Request send(int peer, Tag tag, const void* data, std::size_t bytes) = 0;
+  virtual Request recv(int peer, Tag tag, void* data, std::size_t bytes) = 0;
+
+  // Drives communication once; true when it made progress.
+  virtual bool progress() = 0;
+  // Non-blocking completion check (no progress call). Throws coll::Error if the operation
+  // failed (peer unreachable, message size mismatch).
+  virtual bool test(Request& request) = 0;
+
+  // Blocks until every request completes. The timeout restarts whenever anything completes,
+  // so a long transfer that keeps moving never times out; a silent peer does, and the error
+  // names it. Also stops when the job is aborted (another rank failed).
+  virtual void wait_all(std::span<Request> requests) = 0;
+  void wait(Request& request) { wait_all(std::span<Request>(&request, 1)); }
+
+  // Human-readable summary ("ucx: 3 peers over sm,self; 4 over tcp(lo)").
+  virtual const char* describe() const = 0;
+};
+
+}  // namespace coll

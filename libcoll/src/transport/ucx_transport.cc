@@ -1,0 +1,310 @@
+#include "transport/ucx_transport.hpp"
+
+#include <poll.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_set>
+
+#include "coll/error.hpp"
+#include "core/clock.hpp"
+#include "transport/ucx_worker.hpp"
+
+namespace coll {
+namespace {
+
+// Spin this many idle progress calls before sleeping on the workers' event descriptors:
+// long enough to catch a reply that is microseconds away, short enough to hand the core to
+// another rank when ranks outnumber cores.
+constexpr int kIdleSpins = 64;
+constexpr int kMaxSleepMs = 2;
+
+struct PeerLink {
+  UcxWorker* worker = nullptr;
+  ucp_ep_h endpoint = nullptr;
+  ucs_status_t failure = UCS_OK;  // set by UCX's error handler when the link breaks
+};
+
+void on_endpoint_error(void* arg, ucp_ep_h, ucs_status_t status) {
+  static_cast<PeerLink*>(arg)->failure = status;
+}
+
+class UcxTransport final : public Transport {
+ public:
+  UcxTransport(Bootstrap& bootstrap, const std::vector<int>& node_of_rank,
+               const UcxOptions& options);
+  ~UcxTransport() override;
+
+  Request send(int peer, Tag tag, const void* data, std::size_t bytes) override;
+  Request recv(int peer, Tag tag, void* data, std::size_t bytes) override;
+  bool progress() override;
+  bool test(Request& request) override;
+  void wait_all(std::span<Request> requests) override;
+  const char* describe() const override { return description_.c_str(); }
+
+ private:
+  PeerLink& link(int peer);
+  void check_link(int peer);
+  void sleep_until_event(const Deadline& deadline);
+  void check_abort();
+  [[noreturn]] void fail_link(int peer, ucs_status_t failure);
+  void track(void* request);
+  void cancel_in_flight();
+  void close_endpoints(bool graceful);
+
+  Bootstrap& bootstrap_;
+  UcxOptions options_;
+  bool oversubscribed_;
+  std::unique_ptr<UcxWorker> local_;
+  std::unique_ptr<UcxWorker> net_;
+  std::vector<std::unique_ptr<PeerLink>> links_;
+  std::unordered_set<void*> in_flight_;  // requests posted and not yet completed
+  std::string description_;
+};
+
+UcxTransport::UcxTransport(Bootstrap& bootstrap, const std::vector<int>& node_of_rank,
+                           const UcxOptions& options)
+    : bootstrap_(bootstrap), options_(options) {
+  const int me = bootstrap.rank();
+  const int size = bootstrap.size();
+  const long cores = std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN));
+  oversubscribed_ = options.ranks_on_this_node > cores;
+  const bool any_remote = std::any_of(node_of_rank.begin(), node_of_rank.end(),
+                                      [&](int node) { return node != node_of_rank[me]; });
+  local_ = std::make_unique<UcxWorker>(options.local_tls, options.net_devices);
+  if (any_remote) net_ = std::make_unique<UcxWorker>(options.net_tls, options.net_devices);
+
+  const auto local_addresses = bootstrap.allgather("ucx/local", local_->address());
+  std::vector<std::string> net_addresses;
+  if (any_remote) net_addresses = bootstrap.allgather("ucx/net", net_->address());
+
+  int local_peers = 0;
+  links_.resize(static_cast<std::size_t>(size));
+  for (int peer = 0; peer < size; ++peer) {
+    if (peer == me) continue;
+    auto link_ptr = std::make_unique<PeerLink>();
+    const bool same_node = node_of_rank[peer] == node_of_rank[me];
+    link_ptr->worker = same_node ? local_.get() : net_.get();
+    local_peers += same_node;
+    const std::string& address = same_node ? local_addresses[peer] : net_addresses[peer];
+    ucp_ep_params_t params{};
+    params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                        UCP_EP_PARAM_FIELD_ERR_HANDLER;
+    params.address = reinterpret_cast<const ucp_address_t*>(address.data());
+    // UCX's shared-memory transports cannot detect a dead peer (and refuse PEER mode); there
+    // the launcher's abort message and COLL_TIMEOUT do that job.
+    params.err_mode = same_node ? UCP_ERR_HANDLING_MODE_NONE : UCP_ERR_HANDLING_MODE_PEER;
+    params.err_handler.cb = on_endpoint_error;
+    params.err_handler.arg = link_ptr.get();
+    check_ucx(ucp_ep_create(link_ptr->worker->get(), &params, &link_ptr->endpoint),
+              "ucp_ep_create to rank " + std::to_string(peer));
+    links_[static_cast<std::size_t>(peer)] = std::move(link_ptr);
+  }
+  description_ = "ucx: " + std::to_string(local_peers) + " peer(s) over " + options.local_tls;
+  if (any_remote) {
+    description_ += ", " + std::to_string(size - 1 - local_peers) + " over " + options.net_tls +
+                    "(" + options.net_devices + ")";
+  }
+}
+
+UcxTransport::~UcxTransport() {
+  // Peers may still be finishing their last receives: close gracefully after a barrier when the
+  // job is healthy, forcefully when it is being torn down after a failure.
+  bool healthy = !bootstrap_.abort_reason().has_value();
+  if (healthy) {
+    try {
+      bootstrap_.barrier("ucx/close");
+    } catch (const Error&) {
+      healthy = false;
+    }
+  }
+  close_endpoints(healthy);  // a forced close also fails sends stuck on a dead peer
+  cancel_in_flight();
+}
+
+void UcxTransport::track(void* request) {
+  if (UCS_PTR_IS_PTR(request)) in_flight_.insert(request);
+}
+
+// After a failure, collectives abandon their requests: cancel and release them so that UCX
+// neither completes them into freed buffers nor reports them as leaks.
+void UcxTransport::cancel_in_flight() {
+  for (void* request : in_flight_) {
+    ucp_request_cancel(local_->get(), request);
+    if (net_) ucp_request_cancel(net_->get(), request);
+  }
+  progress();
+  for (void* request : in_flight_) ucp_request_free(request);
+  in_flight_.clear();
+}
+
+void UcxTransport::close_endpoints(bool graceful) {
+  std::vector<void*> closing;
+  ucp_request_param_t params{};
+  params.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+  params.flags = graceful ? 0 : UCP_EP_CLOSE_FLAG_FORCE;
+  for (auto& peer_link : links_) {
+    if (!peer_link) continue;
+    void* request = ucp_ep_close_nbx(peer_link->endpoint, &params);
+    if (UCS_PTR_IS_PTR(request)) closing.push_back(request);
+  }
+  const double give_up = now_seconds() + 2.0;
+  while (!closing.empty() && now_seconds() < give_up) {
+    progress();
+    std::erase_if(closing, [](void* request) {
+      if (ucp_request_check_status(request) == UCS_INPROGRESS) return false;
+      ucp_request_free(request);
+      return true;
+    });
+  }
+}
+
+PeerLink& UcxTransport::link(int peer) {
+  if (peer < 0 || peer >= static_cast<int>(links_.size()) || !links_[peer]) {
+    throw Error(Status::InternalError, "no transport link to rank " + std::to_string(peer));
+  }
+  return *links_[static_cast<std::size_t>(peer)];
+}
+
+void UcxTransport::check_link(int peer) {
+  const ucs_status_t failure = link(peer).failure;
+  if (failure != UCS_OK) fail_link(peer, failure);
+}
+
+void UcxTransport::fail_link(int peer, ucs_status_t failure) {
+  // A broken link is often a consequence: the peer quit because a third rank died. The
+  // launcher's abort message names the root cause, so give it a moment to arrive.
+  if (bootstrap_.abort_fd() >= 0) {
+    pollfd fd{bootstrap_.abort_fd(), POLLIN, 0};
+    for (int waited_ms = 0; waited_ms < 1000 && !bootstrap_.abort_reason(); waited_ms += 50) {
+      ::poll(&fd, 1, 50);
+    }
+  }
+  check_abort();
+  throw Error(Status::RemoteError, "lost the connection to rank " + std::to_string(peer) + " (" +
+                                       ucs_status_string(failure) + "): it probably died");
+}
+
+Transport::Request UcxTransport::send(int peer, Tag tag, const void* data, std::size_t bytes) {
+  check_link(peer);
+  ucp_request_param_t params{};
+  void* request = ucp_tag_send_nbx(link(peer).endpoint, data, bytes, tag, &params);
+  track(request);
+  if (UCS_PTR_IS_ERR(request)) {
+    check_ucx(UCS_PTR_STATUS(request),
+              "send of " + std::to_string(bytes) + " bytes to rank " + std::to_string(peer));
+  }
+  return Request{request, peer, true, bytes, request == nullptr};
+}
+
+Transport::Request UcxTransport::recv(int peer, Tag tag, void* data, std::size_t bytes) {
+  check_link(peer);
+  ucp_request_param_t params{};
+  void* request =
+      ucp_tag_recv_nbx(link(peer).worker->get(), data, bytes, tag, ~ucp_tag_t{0}, &params);
+  track(request);
+  if (UCS_PTR_IS_ERR(request)) {
+    check_ucx(UCS_PTR_STATUS(request),
+              "receive of " + std::to_string(bytes) + " bytes from rank " + std::to_string(peer));
+  }
+  return Request{request, peer, false, bytes, request == nullptr};
+}
+
+bool UcxTransport::progress() {
+  bool progressed = ucp_worker_progress(local_->get()) != 0;
+  if (net_) progressed |= ucp_worker_progress(net_->get()) != 0;
+  return progressed;
+}
+
+bool UcxTransport::test(Request& request) {
+  if (request.done) return true;
+  ucs_status_t status;
+  std::size_t received = request.bytes;
+  if (request.is_send) {
+    status = ucp_request_check_status(request.handle);
+  } else {
+    ucp_tag_recv_info_t info{};
+    status = ucp_tag_recv_request_test(request.handle, &info);
+    received = info.length;
+  }
+  if (status == UCS_INPROGRESS) return false;
+  in_flight_.erase(request.handle);
+  ucp_request_free(request.handle);
+  request.handle = nullptr;
+  request.done = true;
+  if (status == UCS_ERR_MESSAGE_TRUNCATED || (status == UCS_OK && received != request.bytes)) {
+    throw Error(Status::InvalidUsage,
+                "rank " + std::to_string(request.peer) +
+                    " sent a message of a different size than " + std::to_string(request.bytes) +
+                    " bytes: the ranks called the collective with different arguments");
+  }
+  if (status != UCS_OK) fail_link(request.peer, status);
+  return true;
+}
+
+void UcxTransport::check_abort() {
+  if (auto reason = bootstrap_.abort_reason()) {
+    throw Error(Status::RemoteError, "job aborted: " + *reason);
+  }
+}
+
+void UcxTransport::sleep_until_event(const Deadline& deadline) {
+  // Arm every worker; if any has pending events, return and progress instead of sleeping.
+  if (!local_->arm() || (net_ && !net_->arm())) return;
+  pollfd fds[3];
+  nfds_t count = 0;
+  fds[count++] = {local_->event_fd(), POLLIN, 0};
+  if (net_) fds[count++] = {net_->event_fd(), POLLIN, 0};
+  if (bootstrap_.abort_fd() >= 0) fds[count++] = {bootstrap_.abort_fd(), POLLIN, 0};
+  const double remaining_ms = std::max(0.0, deadline.remaining() * 1000);
+  ::poll(fds, count, static_cast<int>(std::min<double>(kMaxSleepMs, std::ceil(remaining_ms))));
+}
+
+void UcxTransport::wait_all(std::span<Request> requests) {
+  Deadline deadline(options_.timeout_s);
+  int idle = 0;
+  std::size_t first_pending = 0;
+  while (true) {
+    const bool progressed = progress();
+    while (first_pending < requests.size() && test(requests[first_pending])) ++first_pending;
+    bool all_done = true;
+    for (std::size_t i = first_pending; i < requests.size(); ++i) all_done &= test(requests[i]);
+    if (all_done) return;
+    if (progressed) {
+      deadline.extend();
+      idle = 0;
+      continue;
+    }
+    if (deadline.expired()) {
+      const Request& stuck = requests[first_pending];
+      check_abort();
+      check_link(stuck.peer);
+      throw Error(Status::Timeout, std::string("no progress ") +
+                                       (stuck.is_send ? "sending to" : "receiving from") +
+                                       " rank " + std::to_string(stuck.peer) + " within " +
+                                       std::to_string(static_cast<int>(options_.timeout_s)) +
+                                       " s (COLL_TIMEOUT): rank " + std::to_string(stuck.peer) +
+                                       " is dead, stuck, or in a different collective");
+    }
+    if (++idle < kIdleSpins) {
+      if (oversubscribed_) sched_yield();
+      continue;
+    }
+    idle = 0;
+    check_abort();
+    for (std::size_t i = first_pending; i < requests.size(); ++i) check_link(requests[i].peer);
+    sleep_until_event(deadline);
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<Transport> make_ucx_transport(Bootstrap& bootstrap,
+                                              const std::vector<int>& node_of_rank,
+                                              const UcxOptions& options) {
+  return std::make_unique<UcxTransport>(bootstrap, node_of_rank, options);
+}
+
+}  // namespace coll

@@ -1,0 +1,51 @@
+#include "transport/ucx_worker.hpp"
+
+#include "coll/error.hpp"
+
+namespace coll {
+
+void check_ucx(ucs_status_t status, const std::string& what) {
+  if (status != UCS_OK) {
+    throw Error(Status::SystemError, what + " failed: " + ucs_status_string(status));
+  }
+}
+
+UcxWorker::UcxWorker(const std::string& tls, const std::string& net_devices) : tls_(tls) {
+  ucp_config_t* config = nullptr;
+  check_ucx(ucp_config_read(nullptr, nullptr, &config), "ucp_config_read");
+  ucs_status_t status = ucp_config_modify(config, "TLS", tls.c_str());
+  if (status == UCS_OK) status = ucp_config_modify(config, "NET_DEVICES", net_devices.c_str());
+  if (status != UCS_OK) {
+    ucp_config_release(config);
+    check_ucx(status, "UCX configuration TLS=" + tls + " NET_DEVICES=" + net_devices);
+  }
+  ucp_params_t params{};
+  params.field_mask = UCP_PARAM_FIELD_FEATURES;
+  params.features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP;
+  status = ucp_init(&params, config, &context_);
+  ucp_config_release(config);
+  check_ucx(status, "ucp_init with UCX_TLS=" + tls + " UCX_NET_DEVICES=" + net_devices);
+
+  ucp_worker_params_t worker_params{};
+  worker_params.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+  worker_params.thread_mode = UCS_THREAD_MODE_SERIALIZED;
+  check_ucx(ucp_worker_create(context_, &worker_params, &worker_), "ucp_worker_create");
+  check_ucx(ucp_worker_get_efd(worker_, &event_fd_), "ucp_worker_get_efd");
+
+  ucp_address_t* address = nullptr;
+  std::size_t length = 0;
+  check_ucx(ucp_worker_get_address(worker_, &address, &length), "ucp_worker_get_address");
+  address_.assign(reinterpret_cast<const char*>(address), length);
+  ucp_worker_release_address(worker_, address);
+}
+
+UcxWorker::~UcxWorker() {
+  if (worker_ != nullptr) ucp_worker_destroy(worker_);
+  if (context_ != nullptr) ucp_cleanup(context_);
+}
+
+bool UcxWorker::arm() {
+  return ucp_worker_arm(worker_) == UCS_OK;
+}
+
+}  // namespace coll

@@ -1,0 +1,39 @@
+// One UCX context and worker configured for one link class: shared memory between ranks of a
+// node, or TCP on chosen devices between nodes. Separate contexts keep emulated-node traffic
+// off shared memory (UCX would otherwise pick /dev/shm even across network namespaces).
+#pragma once
+
+#include <ucp/api/ucp.h>
+
+#include <string>
+
+namespace coll {
+
+class UcxWorker {
+ public:
+  // `tls` and `net_devices` become this context's UCX_TLS and UCX_NET_DEVICES.
+  UcxWorker(const std::string& tls, const std::string& net_devices);
+  ~UcxWorker();
+  UcxWorker(const UcxWorker&) = delete;
+  UcxWorker& operator=(const UcxWorker&) = delete;
+
+  ucp_worker_h get() const { return worker_; }
+  int event_fd() const { return event_fd_; }
+  const std::string& address() const { return address_; }  // opaque bytes for peers
+  const std::string& tls() const { return tls_; }
+
+  // Arms the event fd; false when events are already pending (progress again, do not sleep).
+  bool arm();
+
+ private:
+  ucp_context_h context_ = nullptr;
+  ucp_worker_h worker_ = nullptr;
+  int event_fd_ = -1;
+  std::string address_;
+  std::string tls_;
+};
+
+// Throws coll::Error for a failed UCX status, naming what was attempted.
+void check_ucx(ucs_status_t status, const std::string& what);
+
+}  // namespace coll

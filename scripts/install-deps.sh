@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages libcoll needs, only when some are missing (quick otherwise).
+# CUDA/NCCL are optional and come from /usr/local/cuda when present; nothing else is downloaded.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config clang-format
+  libucx-dev ucx-utils libopenmpi-dev openmpi-bin libhwloc-dev hwloc
+  libibverbs-dev rdma-core ibverbs-providers librdmacm-dev
+  libboost-program-options-dev libgtest-dev procps
+)
+
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||
+    missing+=("$package")
+done
+
+if [ "${#missing[@]}" -eq 0 ]; then
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,35 @@
+// The C API from a separate C program, bootstrapped both ways; and the MPI bootstrap.
+#include <gtest/gtest.h>
+
+#include "run_command.hpp"
+
+namespace {
+
+using coll::testing::run_command;
+
+TEST(CApi, InitFromEnvironmentUnderTheLauncher) {
+  const auto result = run_command(
+      std::string(COLLRUN_PATH) + " --ranks-per-node 3 " + C_API_EXAMPLE_PATH + " env", 60);
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("rank 2 of 3: c api ok"), std::string::npos) << result.output;
+}
+
+TEST(CApi, InitFromUniqueId) {
+  const auto result = run_command(std::string(C_API_EXAMPLE_PATH) + " id 4", 60);
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  for (int rank = 0; rank < 4; ++rank) {
+    EXPECT_NE(result.output.find("rank " + std::to_string(rank) + " of 4: c api ok"),
+              std::string::npos)
+        << result.output;
+  }
+}
+
+TEST(MpiBootstrap, RingIsBitExactUnderMpirun) {
+  const auto result = run_command("mpirun --allow-run-as-root --oversubscribe -np 3 " +
+                                      std::string(RANK_PROGRAM_PATH) + " check ring 0 1 2 7 1000",
+                                  180);
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("wrong 0"), std::string::npos) << result.output;
+}
+
+}  // namespace

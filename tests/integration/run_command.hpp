@@ -1,0 +1,40 @@
+// Runs a shell command for a test, with a hard time limit, capturing its combined output.
+#pragma once
+
+#include <sys/wait.h>
+#include <cstdio>
+#include <string>
+
+namespace coll::testing {
+
+struct CommandResult {
+  int exit_code = -1;  // 124 when the time limit killed it
+  std::string output;  // stdout and stderr, interleaved
+};
+
+inline CommandResult run_command(const std::string& command, int limit_s = 120) {
+  // `env` lets the command start with VAR=value assignments.
+  const std::string wrapped =
+      "timeout -k 5 " + std::to_string(limit_s) + " env " + command + " 2>&1";
+  CommandResult result;
+  FILE* pipe = ::popen(wrapped.c_str(), "r");
+  if (pipe == nullptr) return result;
+  char buffer[4096];
+  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) {
+    result.output.append(buffer, n);
+  }
+  const int status = ::pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+// Processes whose command line contains `needle` (bracketing its first character keeps the
+// pattern from matching the shell that runs pgrep).
+inline int count_processes(const std::string& needle) {
+  std::string command = "pgrep -c -f '[";
+  command.append(needle, 0, 1).append("]").append(needle, 1).append("'");
+  const auto result = run_command(command, 10);
+  return std::atoi(result.output.c_str());
+}
+
+}  // namespace coll::testing

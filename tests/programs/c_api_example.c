@@ -1,0 +1,88 @@
+/* Uses libcoll only through its C API, the way a program written against NCCL would.
+ *   c_api_example env         every rank inits from the environment contract (collrun)
+ *   c_api_example id N        rank 0 makes a unique id, starts ranks 1..N-1 with it
+ *   c_api_example rank R N ID (started by the above) */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "coll/coll.h"
+
+#define CHECK(call)                                                              \
+  do {                                                                           \
+    collResult_t result_ = (call);                                               \
+    if (result_ != collSuccess) {                                                \
+      fprintf(stderr, "%s failed: %s: %s\n", #call, collGetErrorString(result_), \
+              collGetLastError(NULL));                                           \
+      return 1;                                                                  \
+    }                                                                            \
+  } while (0)
+
+static int exercise(collComm_t comm) {
+  int rank = -1, size = 0;
+  CHECK(collCommUserRank(comm, &rank));
+  CHECK(collCommCount(comm, &size));
+  enum { kCount = 1000 };
+  static float send[kCount], recv[kCount];
+  for (int i = 0; i < kCount; ++i) send[i] = (float)(rank + i % 3);
+  CHECK(collAllReduce(send, recv, kCount, collFloat32, collSum, comm, NULL));
+  CHECK(collAllReduce(send, send, kCount, collFloat, collSum, comm, NULL)); /* in place */
+  for (int i = 0; i < kCount; ++i) {
+    const float expected = (float)(size * (size - 1) / 2 + size * (i % 3));
+    if (recv[i] != expected || send[i] != expected) {
+      fprintf(stderr, "rank %d: element %d is %g/%g, expected %g\n", rank, i, recv[i], send[i],
+              expected);
+      return 1;
+    }
+  }
+  /* Bad arguments are refused with a status and a message, not a crash. */
+  if (collAllReduce(send, recv, kCount, (collDataType_t)42, collSum, comm, NULL) !=
+          collInvalidArgument ||
+      strstr(collGetLastError(comm), "datatype") == NULL) {
+    fprintf(stderr, "an invalid datatype was not reported\n");
+    return 1;
+  }
+  if (collAllReduce(NULL, recv, kCount, collFloat, collSum, comm, NULL) != collInvalidArgument) {
+    fprintf(stderr, "a null buffer was not reported\n");
+    return 1;
+  }
+  printf("rank %d of %d: c api ok\n", rank, size);
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  collComm_t comm = NULL;
+  if (argc >= 2 && strcmp(argv[1], "env") == 0) {
+    CHECK(collCommInitFromEnv(&comm));
+  } else if (argc >= 3 && strcmp(argv[1], "id") == 0) {
+    const int size = atoi(argv[2]);
+    collUniqueId id;
+    CHECK(collGetUniqueId(&id));
+    for (int r = 1; r < size; ++r) {
+      if (fork() == 0) {
+        char rank_text[16], size_text[16];
+        snprintf(rank_text, sizeof rank_text, "%d", r);
+        snprintf(size_text, sizeof size_text, "%d", size);
+        execl(argv[0], argv[0], "rank", rank_text, size_text, id.internal, (char*)NULL);
+        _exit(127);
+      }
+    }
+    CHECK(collCommInitRank(&comm, size, id, 0));
+  } else if (argc >= 5 && strcmp(argv[1], "rank") == 0) {
+    collUniqueId id;
+    memset(&id, 0, sizeof id);
+    strncpy(id.internal, argv[4], sizeof id.internal - 1);
+    CHECK(collCommInitRank(&comm, atoi(argv[3]), id, atoi(argv[2])));
+  } else {
+    fprintf(stderr, "usage: c_api_example env | id N\n");
+    return 2;
+  }
+  int failed = exercise(comm);
+  CHECK(collCommDestroy(comm));
+  while (wait(&failed) > 0) { /* reap the ranks we started */
+    if (!WIFEXITED(failed) || WEXITSTATUS(failed) != 0) return 1;
+  }
+  return failed;
+}

@@ -1,0 +1,102 @@
+// A rank process for the integration tests, started by the launcher (or mpirun). Its first
+// argument picks a behaviour:
+//   check ALGO COUNT...   every dtype and op, in and out of place, bit-exact against exact_data
+//   die RANK AFTER        RANK kills itself (SIGKILL) after AFTER all-reduces; others continue
+//   stall RANK AFTER      RANK stops answering (sleeps) after AFTER all-reduces
+//   late RANK SECONDS     RANK joins the job SECONDS late
+//   mismatch              rank 1 passes a different count
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "coll/comm.hpp"
+#include "core/buffer_pool.hpp"
+#include "exact_data.hpp"
+
+namespace {
+
+using coll::DataType;
+using coll::ReduceOp;
+
+std::size_t check_all(coll::Comm& comm, const std::string& algorithm,
+                      const std::vector<std::size_t>& counts) {
+  coll::BufferPool pool;
+  std::size_t largest = 1;
+  for (std::size_t c : counts) largest = std::max(largest, c);
+  auto send = pool.acquire(largest * 8);
+  auto recv = pool.acquire(largest * 8);
+  std::size_t wrong = 0;
+  for (int t = 0; t < coll::kNumDataTypes; ++t) {
+    for (int o = 0; o < coll::kNumReduceOps; ++o) {
+      const auto type = static_cast<DataType>(t);
+      const auto op = static_cast<ReduceOp>(o);
+      for (std::size_t count : counts) {
+        // The largest count runs for sums only: every op is covered at the smaller counts.
+        if (count == largest && largest > 64 && op != ReduceOp::Sum) continue;
+        for (bool in_place : {false, true}) {
+          std::byte* input = in_place ? recv.data() : send.data();
+          collbench::fill_input(type, op, comm.rank(), input, count);
+          comm.allreduce(input, recv.data(), count, type, op, algorithm);
+          const std::size_t bad = collbench::count_wrong(type, op, comm.size(), recv.data(), count);
+          if (bad != 0) {
+            std::fprintf(stderr, "rank %d: %s %s count %zu %s: %zu wrong\n", comm.rank(),
+                         std::string(coll::dtype_name(type)).c_str(),
+                         std::string(coll::op_name(op)).c_str(), count,
+                         in_place ? "in place" : "out of place", bad);
+          }
+          wrong += bad;
+        }
+      }
+    }
+  }
+  return wrong;
+}
+
+void loop_until(coll::Comm& comm, int victim, int after, void (*act)()) {
+  std::vector<float> data(1 << 16, 1.0f);
+  for (int i = 0; i < 100000; ++i) {
+    if (comm.rank() == victim && i == after) act();
+    comm.allreduce(data.data(), data.data(), data.size(), DataType::Float32, ReduceOp::Max);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) {
+    std::fprintf(stderr, "rank_program: which behaviour?\n");
+    return 2;
+  }
+  try {
+    const std::string& mode = args[0];
+    if (mode == "late" && std::atoi(std::getenv("COLL_RANK")) == std::stoi(args.at(1))) {
+      ::sleep(static_cast<unsigned>(std::stoi(args.at(2))));
+    }
+    auto comm = coll::Comm::from_environment();
+    if (mode == "check") {
+      std::vector<std::size_t> counts;
+      for (std::size_t i = 2; i < args.size(); ++i) counts.push_back(std::stoull(args[i]));
+      const std::size_t wrong = check_all(*comm, args.at(1), counts);
+      if (comm->rank() == 0) std::printf("wrong %zu\n", wrong);
+      return wrong == 0 ? 0 : 1;
+    }
+    if (mode == "die") {
+      loop_until(*comm, std::stoi(args.at(1)), std::stoi(args.at(2)), [] { std::raise(SIGKILL); });
+    } else if (mode == "stall") {
+      loop_until(*comm, std::stoi(args.at(1)), std::stoi(args.at(2)), [] { ::pause(); });
+    } else if (mode == "mismatch") {
+      std::vector<float> data(128, 1.0f);
+      const std::size_t count = comm->rank() == 1 ? 101 : 100;
+      comm->allreduce(data.data(), data.data(), count, DataType::Float32, ReduceOp::Sum);
+    }
+    return 0;
+  } catch (const coll::Error& error) {
+    std::fprintf(stderr, "rank_program: %s\n", error.what());
+    return 1;
+  }
+}
