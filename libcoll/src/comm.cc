@@ -9,7 +9,7 @@
 #include "core/argument_check.hpp"
 #include "core/buffer_pool.hpp"
 #include "core/config.hpp"
-#include "core/host_identity.hpp"
+#include "topology/rank_map.hpp"
 #include "transport/ucx_transport.hpp"
 
 namespace coll {
@@ -17,7 +17,7 @@ namespace coll {
 struct Comm::Impl {
   Config config;
   std::unique_ptr<Bootstrap> bootstrap;
-  std::vector<int> node_of_rank;
+  topo::RankMap rank_map;
   std::unique_ptr<Transport> transport;
   BufferPool pool;
   Group world;
@@ -26,28 +26,36 @@ struct Comm::Impl {
 
   Impl(Config configuration, std::unique_ptr<Bootstrap> boot)
       : config(std::move(configuration)), bootstrap(std::move(boot)) {
-    build_node_map();
+    build_rank_map();
     for (int r = 0; r < bootstrap->size(); ++r) world.ranks.push_back(r);
     world.me = bootstrap->rank();
-    config.ucx.ranks_on_this_node = static_cast<int>(
-        std::count(node_of_rank.begin(), node_of_rank.end(), node_of_rank[world.me]));
-    transport = make_ucx_transport(*bootstrap, node_of_rank, config.ucx);
+    config.ucx.ranks_on_this_node = rank_map.local_size[static_cast<std::size_t>(world.me)];
+    transport = make_ucx_transport(*bootstrap, rank_map.node_of_rank, config.ucx);
   }
 
-  // Ranks group into nodes by COLL_NODE when set, else by host; ids are dense, in order of
-  // first appearance by rank.
-  void build_node_map() {
-    const std::string key =
-        config.node ? "coll-node:" + std::to_string(*config.node) : "host:" + host_identity();
-    const auto keys = bootstrap->allgather("node", key);
-    std::map<std::string, int> ids;
-    for (const auto& k : keys) {
-      const auto [it, inserted] = ids.emplace(k, static_cast<int>(ids.size()));
-      node_of_rank.push_back(it->second);
+  // Every rank publishes its host and COLL_NODE; nodes are (host, COLL_NODE) pairs, so one
+  // machine can emulate several nodes but two machines never form one.
+  void build_rank_map() {
+    topo::RankInfo mine;
+    mine.rank = bootstrap->rank();
+    mine.host_identity = topo::local_host_identity();
+    mine.node_override = config.node.value_or(-1);
+    mine.process_id = topo::this_process_id();
+    std::vector<topo::RankInfo> all;
+    for (const auto& text : bootstrap->allgather("rank-info", mine.serialize())) {
+      all.push_back(topo::RankInfo::deserialize(text));
     }
+    rank_map = topo::build_rank_map(all);
   }
 
   std::string where() const { return "rank " + std::to_string(world.me) + ": "; }
+
+  void check_peer(int peer, const char* what) const {
+    if (peer < 0 || peer >= world.size() || peer == world.me) {
+      throw Error(Status::InvalidArgument,
+                  where() + what + ": invalid peer rank " + std::to_string(peer));
+    }
+  }
 };
 
 Comm::Comm(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -73,15 +81,16 @@ int Comm::size() const {
   return impl_->world.size();
 }
 int Comm::node() const {
-  return impl_->node_of_rank[static_cast<std::size_t>(rank())];
+  return impl_->rank_map.node_of_rank[static_cast<std::size_t>(rank())];
 }
 int Comm::num_nodes() const {
-  return impl_->node_of_rank.empty()
-             ? 0
-             : *std::max_element(impl_->node_of_rank.begin(), impl_->node_of_rank.end()) + 1;
+  return impl_->rank_map.num_nodes();
+}
+int Comm::local_rank() const {
+  return impl_->rank_map.local_rank[static_cast<std::size_t>(rank())];
 }
 const std::vector<int>& Comm::node_of_rank() const {
-  return impl_->node_of_rank;
+  return impl_->rank_map.node_of_rank;
 }
 
 std::vector<std::string> Comm::algorithms() {
@@ -129,13 +138,30 @@ void Comm::allreduce(const void* send, void* recv, std::size_t count, DataType t
     if (impl.config.check_arguments && impl.world.size() > 1) {
       check_same_call(*impl.transport, impl.world, TagSpace(sequence, 15), call);
     }
-    const CollectiveContext context{*impl.transport, impl.pool, impl.world, TagSpace(sequence, 0),
-                                    impl.config.tuning};
+    const CollectiveContext context{
+        *impl.transport,       impl.pool,         impl.world, impl.rank_map.node_of_rank,
+        TagSpace(sequence, 0), impl.config.tuning};
     info->run(context, args);
   } catch (const Error& error) {
     impl.broken = call.describe() + ": " + error.what();
     throw Error(error.status(), impl.where() + impl.broken);
   }
+}
+
+void Comm::send(const void* data, std::size_t bytes, int peer, std::uint32_t tag) {
+  Impl& impl = *impl_;
+  impl.check_peer(peer, "send");
+  auto request =
+      impl.transport->send(peer, TagSpace::point_to_point().make(rank(), tag), data, bytes);
+  impl.transport->wait(request);
+}
+
+void Comm::recv(void* data, std::size_t bytes, int peer, std::uint32_t tag) {
+  Impl& impl = *impl_;
+  impl.check_peer(peer, "recv");
+  auto request =
+      impl.transport->recv(peer, TagSpace::point_to_point().make(peer, tag), data, bytes);
+  impl.transport->wait(request);
 }
 
 void Comm::barrier() {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -30,6 +31,7 @@ class Comm {
   // The node map: COLL_NODE when set (emulating several nodes on one machine), else the host.
   int node() const;
   int num_nodes() const;
+  int local_rank() const;  // position among the ranks of this node
   const std::vector<int>& node_of_rank() const;
 
   // recv[i] = op over ranks of send[i]. send == recv is in place. `algorithm` empty means the
@@ -38,6 +40,11 @@ class Comm {
   void allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
                  std::string_view algorithm = {});
   void barrier();
+
+  // Blocking point-to-point messages (for diagnostics such as colltopo --measure); `tag`
+  // matches a send to its receive, and both sides must agree on `bytes`.
+  void send(const void* data, std::size_t bytes, int peer, std::uint32_t tag);
+  void recv(void* data, std::size_t bytes, int peer, std::uint32_t tag);
 
   // Names of the algorithms allreduce accepts.
   static std::vector<std::string> algorithms();

@@ -36,17 +36,24 @@ struct Group {
 
 // Unique tags per message: collective sequence (20 bits) | stage (4) | sender (16) | message (24).
 // Stages let concurrent sub-collectives of one collective (hierarchical rails) share a comm.
+// Stage 15 carries the argument check, stage 14 point-to-point messages (sequence 0).
 class TagSpace {
  public:
   static constexpr std::uint32_t kMaxMessages = 1u << 24;
-  TagSpace(std::uint64_t sequence, unsigned stage)
-      : base_(((sequence & 0xFFFFF) << 44) | (std::uint64_t{stage & 0xF} << 40)) {}
+  static constexpr unsigned kMaxStage = 13;  // algorithms may use stages 0..kMaxStage
+  TagSpace(std::uint64_t sequence, unsigned stage) : sequence_(sequence), stage_(stage & 0xF) {}
+  static TagSpace point_to_point() { return TagSpace(0, 14); }
+
   Tag make(int sender, std::uint32_t message) const {
-    return base_ | (std::uint64_t(sender & 0xFFFF) << 24) | (message & (kMaxMessages - 1));
+    return ((sequence_ & 0xFFFFF) << 44) | (std::uint64_t{stage_} << 40) |
+           (std::uint64_t(sender & 0xFFFF) << 24) | (message & (kMaxMessages - 1));
   }
+  // The same collective's tags for a sub-collective running concurrently in `stage`.
+  TagSpace with_stage(unsigned stage) const { return TagSpace(sequence_, stage); }
 
  private:
-  std::uint64_t base_;
+  std::uint64_t sequence_;
+  unsigned stage_;
 };
 
 struct Tuning {
@@ -58,8 +65,14 @@ struct CollectiveContext {
   Transport& transport;
   BufferPool& pool;
   const Group& group;
+  const std::vector<int>& node_of_rank;  // indexed by global rank (see Comm::node_of_rank)
   TagSpace tags;
   Tuning tuning;
+
+  // The same collective over a sub-group, in its own tag stage (how algorithms compose).
+  CollectiveContext on(const Group& sub_group, unsigned stage) const {
+    return {transport, pool, sub_group, node_of_rank, tags.with_stage(stage), tuning};
+  }
 };
 
 }  // namespace coll

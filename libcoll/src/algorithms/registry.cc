@@ -1,21 +1,32 @@
 #include "algorithms/registry.hpp"
 
+#include <algorithm>
+#include <vector>
+
 namespace coll {
 namespace {
 
-constexpr AlgorithmInfo kAlgorithms[] = {
-    {"ring", ring_allreduce,
-     "reduce-scatter then all-gather around a ring; bandwidth-optimal, 2(n-1) latency steps"},
-};
+std::vector<AlgorithmInfo>& registered() {
+  static std::vector<AlgorithmInfo> algorithms;  // constructed on first registration
+  return algorithms;
+}
 
 }  // namespace
 
+AlgorithmRegistration::AlgorithmRegistration(const AlgorithmInfo& info) {
+  auto& algorithms = registered();
+  algorithms.push_back(info);
+  std::stable_sort(
+      algorithms.begin(), algorithms.end(),
+      [](const AlgorithmInfo& a, const AlgorithmInfo& b) { return a.order < b.order; });
+}
+
 std::span<const AlgorithmInfo> allreduce_algorithms() {
-  return kAlgorithms;
+  return registered();
 }
 
 const AlgorithmInfo* find_algorithm(std::string_view name) {
-  for (const auto& info : kAlgorithms) {
+  for (const auto& info : registered()) {
     if (info.name == name) return &info;
   }
   return nullptr;

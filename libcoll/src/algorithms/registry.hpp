@@ -1,4 +1,5 @@
-// The all-reduce algorithms libcoll offers, by name.
+// The all-reduce algorithms libcoll offers, by name. Each algorithm's file registers itself
+// with a static AlgorithmRegistration, so adding an algorithm touches no shared file.
 #pragma once
 
 #include <span>
@@ -14,12 +15,15 @@ struct AlgorithmInfo {
   std::string_view name;
   AllreduceFn run;
   std::string_view summary;
+  int order;  // listing position (ring, the reference, first)
 };
 
+// Sorted by `order`. Complete once static initialization of libcoll is done.
 std::span<const AlgorithmInfo> allreduce_algorithms();
 const AlgorithmInfo* find_algorithm(std::string_view name);  // nullptr when unknown
 
-// The algorithms themselves, one file each.
-void ring_allreduce(const CollectiveContext& context, const AllreduceArgs& args);
+struct AlgorithmRegistration {
+  explicit AlgorithmRegistration(const AlgorithmInfo& info);
+};
 
 }  // namespace coll

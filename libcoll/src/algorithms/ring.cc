@@ -66,6 +66,8 @@ class RingSchedule {
 
 }  // namespace
 
+namespace {
+
 void ring_allreduce(const CollectiveContext& context, const AllreduceArgs& args) {
   const Group& group = context.group;
   const std::size_t elem = dtype_size(args.type);
@@ -133,4 +135,10 @@ void ring_allreduce(const CollectiveContext& context, const AllreduceArgs& args)
   context.transport.wait_all(sends);
 }
 
+const AlgorithmRegistration kRing({"ring", ring_allreduce,
+                                   "reduce-scatter then all-gather around a ring; "
+                                   "bandwidth-optimal, 2(n-1) latency steps",
+                                   0});
+
+}  // namespace
 }  // namespace coll

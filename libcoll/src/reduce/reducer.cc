@@ -1,6 +1,16 @@
 // The public entry points: argument checks, then dispatch on the data type to a kernel family.
+//
+// Semantics beyond reducer.hpp:
+// - Buffers are aligned to their element size; dst is a, b, or overlaps neither.
+// - Integer sum and prod wrap around (two's complement), as NCCL's do.
+// - Float min/max are `a < b ? a : b` and `a > b ? a : b`: b is returned unless a compares
+//   strictly better, so a NaN in b propagates, a NaN only in a is dropped, and ties between -0
+//   and +0 give b. So when accumulating in place (dst == a), an incoming NaN is kept but an
+//   accumulated one can be dropped by a later step: min/max results with NaN depend on order.
+// - Float16/bfloat16 keep subnormals (no flush to zero); NaN stays NaN, overflow becomes inf.
 #include "reduce/reducer.hpp"
 
+#include <cstdint>
 #include <string>
 
 #include "coll/error.hpp"
