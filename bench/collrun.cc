@@ -1,6 +1,6 @@
 // collrun: runs any program as the ranks of a local job (the launcher collbench uses), with the
 // environment contract set for each rank, like a minimal mpirun for libcoll programs.
-//   collrun [--nodes N] [--ranks-per-node G] [--] program [args...]
+//   collrun [--nodes N] [--ranks-per-node G | --node-sizes A,B,...] [--] program [args...]
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -11,10 +11,11 @@
 namespace {
 
 int usage(const char* message) {
-  std::fprintf(stderr,
-               "collrun: error: %s (usage: collrun [--nodes N] [--ranks-per-node G] "
-               "[--] program [args...])\n",
-               message);
+  std::fprintf(
+      stderr,
+      "collrun: error: %s (usage: collrun [--nodes N] [--ranks-per-node G | --node-sizes A,B] "
+      "[--] program [args...])\n",
+      message);
   return 2;
 }
 
@@ -41,6 +42,20 @@ int main(int argc, char** argv) {
       if (i + 1 >= argc) return usage((arg + " needs a value").c_str());
       int* target = arg == "--nodes" ? &spec.nodes : &spec.ranks_per_node;
       if (!parse_count(argv[++i], target)) return usage((arg + " needs a positive count").c_str());
+      continue;
+    }
+    if (arg == "--node-sizes") {
+      if (i + 1 >= argc) return usage("--node-sizes needs a list such as 3,2");
+      std::string list = argv[++i];
+      for (std::size_t start = 0; start <= list.size();) {
+        const std::size_t comma = std::min(list.find(',', start), list.size());
+        int ranks = 0;
+        if (!parse_count(list.substr(start, comma - start).c_str(), &ranks)) {
+          return usage("--node-sizes needs positive counts such as 3,2");
+        }
+        spec.node_sizes.push_back(ranks);
+        start = comma + 1;
+      }
       continue;
     }
     if (arg.rfind("--", 0) == 0) return usage(("unknown option " + arg).c_str());

@@ -16,6 +16,9 @@ struct AlgorithmInfo {
   AllreduceFn run;
   std::string_view summary;
   int order;  // listing position (ring, the reference, first)
+  // False when nccl-tests' busbw = algbw * 2(n-1)/n does not describe the algorithm's traffic
+  // (parameter server): collbench then marks the column.
+  bool standard_busbw = true;
 };
 
 // Sorted by `order`. Complete once static initialization of libcoll is done.

@@ -138,10 +138,15 @@ bool failed(const RankProcess& process) {
 }  // namespace
 
 int launch_local(const LaunchSpec& spec) {
-  if (spec.nodes < 1 || spec.ranks_per_node < 1) {
-    throw Error(Status::InvalidArgument, "the launcher needs at least one node and one rank");
+  std::vector<int> node_sizes = spec.node_sizes;
+  if (node_sizes.empty())
+    node_sizes.assign(static_cast<std::size_t>(spec.nodes), spec.ranks_per_node);
+  int size = 0;
+  for (int ranks : node_sizes) {
+    if (ranks < 1) throw Error(Status::InvalidArgument, "every node needs at least one rank");
+    size += ranks;
   }
-  const int size = spec.nodes * spec.ranks_per_node;
+  if (size < 1) throw Error(Status::InvalidArgument, "the launcher needs at least one rank");
   const double grace_s = env_seconds("COLL_LAUNCH_GRACE").value_or(spec.grace_s);
   StoreServer store("127.0.0.1", 0, make_job_token());
   struct sigaction action {};
@@ -149,10 +154,11 @@ int launch_local(const LaunchSpec& spec) {
   for (int signal : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(signal, &action, nullptr);
 
   std::vector<RankProcess> ranks(static_cast<std::size_t>(size));
-  for (int r = 0; r < size; ++r) {
-    ranks[r].rank = r;
-    spawn(ranks[r], spec,
-          rank_environment(r, size, r / spec.ranks_per_node, r % spec.ranks_per_node, store));
+  for (int node = 0, r = 0; node < static_cast<int>(node_sizes.size()); ++node) {
+    for (int local = 0; local < node_sizes[static_cast<std::size_t>(node)]; ++local, ++r) {
+      ranks[r].rank = r;
+      spawn(ranks[r], spec, rank_environment(r, size, node, local, store));
+    }
   }
 
   const RankProcess* first_failure = nullptr;

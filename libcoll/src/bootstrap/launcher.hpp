@@ -13,6 +13,8 @@ struct LaunchSpec {
   std::vector<std::string> args;  // its arguments (argv[1..])
   int nodes = 1;
   int ranks_per_node = 1;
+  // Uneven nodes: ranks on each node (overrides nodes x ranks_per_node when not empty).
+  std::vector<int> node_sizes;
   // After the first failure, how long the other ranks get to notice (through the store's abort
   // message) and report it themselves before they are killed. COLL_LAUNCH_GRACE overrides.
   double grace_s = 10;
