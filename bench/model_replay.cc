@@ -96,6 +96,7 @@ std::size_t run_model_replay(coll::Comm& comm, const Options& options) {
                                                        reduced.data(), total))
                     : 0;
   if (!lead) return wrong;
+  progress.clear();
 
   std::vector<double> per_iteration;
   for (const auto& times : iterations) per_iteration.push_back(times[0]);

@@ -1,8 +1,10 @@
 #include "options.hpp"
 
 #include <boost/program_options.hpp>
+#include <cstdlib>
 #include <sstream>
 
+#include "algorithms/registry.hpp"
 #include "coll/comm.hpp"
 #include "core/env.hpp"
 #include "model_table.hpp"
@@ -41,7 +43,9 @@ Options parse_options(int argc, const char* const* argv) {
       "nodes to run (emulated on this machine: COLL_NODE is set per rank)")(
       "ranks-per-node,g", po::value(&options.ranks_per_node)->default_value(1),
       "ranks per node (GPUs per node in the paper's terms)")(
-      "gpus-per-node", po::value(&options.ranks_per_node), "alias of --ranks-per-node");
+      "gpus-per-node", po::value(&options.ranks_per_node), "alias of --ranks-per-node")(
+      "ps-servers", po::value(&options.ps_servers),
+      "parameter-server shards for --algo ps (sets COLL_PS_SERVERS; default every rank)");
   po::options_description sweep("Size sweep (nccl-tests compatible)");
   sweep.add_options()("minbytes,b", po::value(&min_bytes)->default_value("8"),
                       "smallest message, bytes (K/M/G suffixes)")(
@@ -85,6 +89,13 @@ Options parse_options(int argc, const char* const* argv) {
   if (options.ranks_per_node < 1 || options.ranks_per_node > 256) {
     throw UsageError("--ranks-per-node must be in [1, 256]");
   }
+  if (values.count("ps-servers") > 0) {
+    if (options.ps_servers < 1 || options.ps_servers > 65536) {
+      throw UsageError("--ps-servers must be in [1, 65536]");
+    }
+    // The ranks read it from the environment they inherit from the launcher.
+    ::setenv("COLL_PS_SERVERS", std::to_string(options.ps_servers).c_str(), 1);
+  }
   options.min_bytes = parse_bytes(min_bytes, "-b/--minbytes");
   options.max_bytes = parse_bytes(max_bytes, "-e/--maxbytes");
   if (options.min_bytes > options.max_bytes) {
@@ -106,11 +117,15 @@ Options parse_options(int argc, const char* const* argv) {
   const auto known = coll::Comm::algorithms();
   options.algorithms = algo == "all" ? known : split_list(algo);
   for (const auto& name : options.algorithms) {
-    if (std::find(known.begin(), known.end(), name) == known.end()) {
-      std::string list;
-      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
-      throw UsageError("--algo: unknown algorithm '" + name + "' (known: " + list + ", all)");
-    }
+    if (std::find(known.begin(), known.end(), name) != known.end()) continue;
+    std::string list;
+    for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+    const auto* info = coll::find_algorithm(name);
+    throw UsageError("--algo: " +
+                     (info ? "'" + name + "' is not available in this process (" +
+                                 std::string(info->summary) + ")"
+                           : "unknown algorithm '" + name + "'") +
+                     "; available: " + list + ", all");
   }
   if (!options.model.empty()) {
     try {  // validate now, in the launcher, rather than in every rank

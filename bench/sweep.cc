@@ -112,7 +112,10 @@ std::size_t run_sweep(coll::Comm& comm, const Options& options) {
   std::size_t done = 0;
   for (const auto& algorithm : algorithms) {
     const std::string label = algorithm.empty() ? "default" : algorithm;
-    if (lead) print_header(comm, options, label);
+    if (lead) {
+      progress.clear();
+      print_header(comm, options, label);
+    }
     for (const std::size_t count : counts) {
       const SweepCase sweep{comm, options, algorithm, send.data(), recv.data()};
       const Measurement out = measure(sweep, count, false);
@@ -143,6 +146,7 @@ std::size_t run_sweep(coll::Comm& comm, const Options& options) {
   }
   json.end_array().field("wrong_total", total_wrong).end_object();
   if (lead) {
+    progress.clear();
     std::printf("# Out of bounds values : %zu %s\n", total_wrong,
                 total_wrong == 0 ? "OK" : "FAILED");
     if (!options.json_path.empty()) json.save(options.json_path);

@@ -95,7 +95,9 @@ const std::vector<int>& Comm::node_of_rank() const {
 
 std::vector<std::string> Comm::algorithms() {
   std::vector<std::string> names;
-  for (const auto& info : allreduce_algorithms()) names.emplace_back(info.name);
+  for (const auto& info : allreduce_algorithms()) {
+    if (is_available(info)) names.emplace_back(info.name);
+  }
   return names;
 }
 
@@ -123,13 +125,15 @@ void Comm::allreduce(const void* send, void* recv, std::size_t count, DataType t
   }
   const std::string_view name = algorithm.empty() ? impl.config.algorithm : algorithm;
   const AlgorithmInfo* info = find_algorithm(name);
-  if (info == nullptr) {
+  if (info == nullptr || !is_available(*info)) {
     std::string known;
-    for (const auto& candidate : allreduce_algorithms()) {
-      known += (known.empty() ? "" : ", ") + std::string(candidate.name);
-    }
-    throw Error(Status::InvalidArgument, impl.where() + "unknown all-reduce algorithm '" +
-                                             std::string(name) + "' (known: " + known + ")");
+    for (const auto& candidate : algorithms()) known += (known.empty() ? "" : ", ") + candidate;
+    throw Error(Status::InvalidArgument,
+                impl.where() +
+                    (info ? "all-reduce algorithm '" + std::string(name) +
+                                "' is not available in this process ("
+                          : "unknown all-reduce algorithm '" + std::string(name) + "' (") +
+                    "available: " + known + ")");
   }
   const AllreduceArgs args{send, recv, count, type, op};
   const std::uint64_t sequence = ++impl.sequence;

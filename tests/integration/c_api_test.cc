@@ -32,4 +32,19 @@ TEST(MpiBootstrap, RingIsBitExactUnderMpirun) {
   EXPECT_NE(result.output.find("wrong 0"), std::string::npos) << result.output;
 }
 
+TEST(MpiBootstrap, NativeMpiBaselineIsBitExact) {
+  const auto result =
+      run_command("mpirun --allow-run-as-root --oversubscribe -np 3 " +
+                      std::string(RANK_PROGRAM_PATH) + " check native_mpi 0 1 2 7 1000",
+                  180);
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("wrong 0"), std::string::npos) << result.output;
+}
+
+TEST(NativeMpi, UnavailableOutsideMpiWithAClearError) {
+  const auto result = run_command(std::string(COLLBENCH_PATH) + " --algo native_mpi", 30);
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_NE(result.output.find("native_mpi"), std::string::npos) << result.output;
+}
+
 }  // namespace

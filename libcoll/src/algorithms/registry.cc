@@ -25,6 +25,10 @@ std::span<const AlgorithmInfo> allreduce_algorithms() {
   return registered();
 }
 
+bool is_available(const AlgorithmInfo& info) {
+  return info.available == nullptr || info.available();
+}
+
 const AlgorithmInfo* find_algorithm(std::string_view name) {
   for (const auto& info : registered()) {
     if (info.name == name) return &info;

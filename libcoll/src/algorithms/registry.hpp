@@ -19,10 +19,14 @@ struct AlgorithmInfo {
   // False when nccl-tests' busbw = algbw * 2(n-1)/n does not describe the algorithm's traffic
   // (parameter server): collbench then marks the column.
   bool standard_busbw = true;
+  // Null when always usable; otherwise says whether this process can run it (an MPI job, a GPU).
+  bool (*available)() = nullptr;
 };
 
-// Sorted by `order`. Complete once static initialization of libcoll is done.
+// Sorted by `order`, including ones not available in this process. Complete once static
+// initialization of libcoll is done.
 std::span<const AlgorithmInfo> allreduce_algorithms();
+bool is_available(const AlgorithmInfo& info);
 const AlgorithmInfo* find_algorithm(std::string_view name);  // nullptr when unknown
 
 struct AlgorithmRegistration {
