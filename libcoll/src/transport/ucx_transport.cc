@@ -15,10 +15,11 @@
 namespace coll {
 namespace {
 
-// Spin this many idle progress calls before sleeping on the workers' event descriptors:
-// long enough to catch a reply that is microseconds away, short enough to hand the core to
-// another rank when ranks outnumber cores.
-constexpr int kIdleSpins = 64;
+// How long to keep polling without progress before sleeping on the workers' event descriptors:
+// long enough to catch a reply that is microseconds away; when ranks outnumber cores, only a
+// few yielding polls, so that the rank that has work gets the core.
+constexpr double kIdleSpinSeconds = 50e-6;
+constexpr int kOversubscribedSpins = 16;
 constexpr int kMaxSleepMs = 2;
 
 struct PeerLink {
@@ -265,6 +266,7 @@ void UcxTransport::sleep_until_event(const Deadline& deadline) {
 void UcxTransport::wait_all(std::span<Request> requests) {
   Deadline deadline(options_.timeout_s);
   int idle = 0;
+  double idle_since = 0;
   std::size_t first_pending = 0;
   while (true) {
     const bool progressed = progress();
@@ -288,7 +290,9 @@ void UcxTransport::wait_all(std::span<Request> requests) {
                                        " s (COLL_TIMEOUT): rank " + std::to_string(stuck.peer) +
                                        " is dead, stuck, or in a different collective");
     }
-    if (++idle < kIdleSpins) {
+    if (idle++ == 0) idle_since = now_seconds();
+    if (oversubscribed_ ? idle < kOversubscribedSpins
+                        : now_seconds() - idle_since < kIdleSpinSeconds) {
       if (oversubscribed_) sched_yield();
       continue;
     }
