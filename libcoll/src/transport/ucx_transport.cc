@@ -298,7 +298,9 @@ void UcxTransport::wait_all(std::span<Request> requests) {
     }
     idle = 0;
     check_abort();
-    for (std::size_t i = first_pending; i < requests.size(); ++i) check_link(requests[i].peer);
+    for (std::size_t i = first_pending; i < requests.size(); ++i) {
+      if (!requests[i].done) check_link(requests[i].peer);
+    }
     sleep_until_event(deadline);
   }
 }
