@@ -15,6 +15,12 @@ Config Config::from_environment() {
   }
   if (auto value = env_integer("COLL_WINDOW", 1, 64))
     config.tuning.window = static_cast<int>(*value);
+  if (auto value = env_integer("COLL_PS_SERVERS", 0, 1 << 16)) {
+    config.tuning.ps_servers = static_cast<int>(*value);
+  }
+  if (auto value = env_integer("COLL_PS_DEDICATED", 0, 1)) config.tuning.ps_dedicated = *value == 1;
+  if (auto value = env_string("COLL_HIER_INTRA")) config.tuning.hier_intra = *value;
+  if (auto value = env_string("COLL_HIER_INTER")) config.tuning.hier_inter = *value;
   if (auto value = env_string("COLL_UCX_LOCAL_TLS")) config.ucx.local_tls = *value;
   if (auto value = env_string("COLL_UCX_NET_TLS")) config.ucx.net_tls = *value;
   if (auto value = env_string("COLL_UCX_NET_DEVICES")) config.ucx.net_devices = *value;

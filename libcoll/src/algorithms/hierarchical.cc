@@ -1,0 +1,236 @@
+// Two-level all-reduce over the node map (ranks grouped by context.node_of_rank).
+//
+// "hierarchical": intra-node reduce-scatter, then one inter-node all-reduce per shard among the
+// ranks holding that shard on every node ("rails", concurrent across ranks), then intra-node
+// all-gather. "hierarchical_leader": intra-node reduce to local rank 0, all-reduce among those
+// leaders, intra-node broadcast.
+//
+// Each level runs a named algorithm: COLL_HIER_INTER (default ring) runs every inter-node
+// all-reduce through the registry. COLL_HIER_INTRA=ring (the default) uses the ring's own
+// reduce-scatter and all-gather phases; any other algorithm does the intra-node reduction as
+// its full all-reduce over the node (every local rank then holds the node's sum), and the
+// distribution back stays the ring all-gather.
+//
+// Uneven nodes: the buffer is cut into S shards, S = the largest number of ranks on a node.
+// A node with L ranks groups the shards into L contiguous runs of about S/L shards, one run
+// per local rank, so that on a full node every rank holds one shard and on a smaller node a
+// rank holds several and joins several rails. A rank runs its rails one after another in shard
+// order, which is the same order on every rank, so no rail waits on a rail that waits on it.
+//
+// Avg is summed at every level and divided by the group size once, by the rank that holds
+// the finished value, before it is distributed.
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "algorithms/partition.hpp"
+#include "algorithms/registry.hpp"
+#include "algorithms/ring_phases.hpp"
+#include "coll/error.hpp"
+#include "reduce/reducer.hpp"
+
+namespace coll {
+namespace {
+
+// Tag stages of the parts of one collective.
+constexpr unsigned kIntraReduceStage = 0;
+constexpr unsigned kGatherStage = 1;  // rails: intra all-gather; leader: gather to the leader
+constexpr unsigned kLeaderStage = 2;
+constexpr unsigned kScatterStage = 3;
+constexpr unsigned kBroadcastGatherStage = 4;
+constexpr unsigned kFirstRailStage = 2;  // rails use stages 2..kMaxStage, wrapping around
+
+struct NodeLayout {
+  std::vector<std::vector<int>> nodes;  // global ranks per node, nodes by first appearance
+  int my_node = 0;
+  int my_local = 0;
+
+  Group node_group() const { return {nodes[static_cast<std::size_t>(my_node)], my_local}; }
+};
+
+NodeLayout node_layout(const CollectiveContext& context) {
+  NodeLayout layout;
+  std::map<int, std::size_t> index_of_node;
+  for (int index = 0; index < context.group.size(); ++index) {
+    const int global = context.group.global(index);
+    const int node = context.node_of_rank[static_cast<std::size_t>(global)];
+    const auto [it, fresh] = index_of_node.emplace(node, layout.nodes.size());
+    if (fresh) layout.nodes.emplace_back();
+    auto& members = layout.nodes[it->second];
+    if (index == context.group.me) {
+      layout.my_node = static_cast<int>(it->second);
+      layout.my_local = static_cast<int>(members.size());
+    }
+    members.push_back(global);
+  }
+  return layout;
+}
+
+bool intra_is_ring(const CollectiveContext& context) {
+  return context.tuning.hier_intra == "ring";
+}
+
+// The algorithm a level runs; hierarchical itself is refused (it would reuse these stages).
+const AlgorithmInfo& level_algorithm(const std::string& name, const char* setting) {
+  const AlgorithmInfo* info = find_algorithm(name);
+  if (info == nullptr || name.rfind("hierarchical", 0) == 0) {
+    std::string known;
+    for (const auto& candidate : allreduce_algorithms()) {
+      if (candidate.name.rfind("hierarchical", 0) == 0) continue;
+      known += (known.empty() ? "" : ", ") + std::string(candidate.name);
+    }
+    throw Error(Status::InvalidArgument,
+                std::string(setting) + "='" + name +
+                    "' is not a usable algorithm for this level (try: " + known + ")");
+  }
+  return *info;
+}
+
+// Both levels' algorithms, checked on every call (even count 0) so a bad setting fails at once.
+const AlgorithmInfo& inter_algorithm(const CollectiveContext& context) {
+  if (!intra_is_ring(context)) level_algorithm(context.tuning.hier_intra, "COLL_HIER_INTRA");
+  return level_algorithm(context.tuning.hier_inter, "COLL_HIER_INTER");
+}
+
+// Reduces every node member's input into `recv`: with the ring, only block
+// ring_block_of(me) ends complete; with another algorithm, all of it does.
+void reduce_within_node(const CollectiveContext& context, const Group& node,
+                        const AllreduceArgs& args, RingBounds bounds) {
+  const CollectiveContext within = context.on(node, kIntraReduceStage);
+  if (intra_is_ring(context)) {
+    ring_reduce_scatter(within, args, bounds);
+  } else {
+    level_algorithm(context.tuning.hier_intra, "COLL_HIER_INTRA").run(within, args);
+  }
+}
+
+// Block b of a node of `local_size` ranks holds shards [first_shard(b), first_shard(b + 1)).
+std::size_t first_shard(std::size_t block, std::size_t shards, std::size_t local_size) {
+  return block * shards / local_size;
+}
+
+void hierarchical_allreduce(const CollectiveContext& context, const AllreduceArgs& args) {
+  const std::size_t elem = dtype_size(args.type);
+  const AlgorithmInfo& inter = inter_algorithm(context);
+  if (context.group.size() == 1 || args.count == 0) {
+    if (args.send != args.recv && args.count > 0)
+      std::memcpy(args.recv, args.send, args.count * elem);
+    return;
+  }
+  const NodeLayout layout = node_layout(context);
+  std::size_t shard_count = 0;
+  for (const auto& members : layout.nodes) shard_count = std::max(shard_count, members.size());
+  const Partition shards(args.count, shard_count);
+  AllreduceArgs sum = args;
+  if (sum.op == ReduceOp::Avg) sum.op = ReduceOp::Sum;
+
+  const Group node = layout.node_group();
+  const auto local_size = static_cast<std::size_t>(node.size());
+  std::vector<std::size_t> bounds(local_size + 1, args.count);
+  for (std::size_t b = 0; b < local_size; ++b) {
+    bounds[b] = shards.offset(first_shard(b, shard_count, local_size));
+  }
+  reduce_within_node(context, node, sum, bounds);
+
+  // Rails: for each shard this rank holds, all-reduce it with its holders on the other nodes.
+  auto* recv = static_cast<std::byte*>(args.recv);
+  const auto mine = static_cast<std::size_t>(ring_block_of(node.me, node.size()));
+  for (std::size_t s = first_shard(mine, shard_count, local_size);
+       s < first_shard(mine + 1, shard_count, local_size); ++s) {
+    if (shards.length(s) == 0) continue;
+    Group rail{{}, layout.my_node};
+    for (const auto& members : layout.nodes) {
+      const std::size_t size = members.size();
+      std::size_t block = 0;
+      while (first_shard(block + 1, shard_count, size) <= s) ++block;
+      // The ring leaves block b with member b - 1.
+      rail.ranks.push_back(members[(block + size - 1) % size]);
+    }
+    // Past 12 shards rails share stages; two such rails share a pair of ranks only on small
+    // nodes, where both ranks run them in the same order and tag matching keeps the order.
+    const auto stage =
+        static_cast<unsigned>(kFirstRailStage + s % (TagSpace::kMaxStage - kFirstRailStage + 1));
+    std::byte* data = recv + shards.offset(s) * elem;
+    inter.run(context.on(rail, stage), {data, data, shards.length(s), args.type, sum.op});
+  }
+  if (args.op == ReduceOp::Avg) {
+    finish_average(args.type, recv + bounds[mine] * elem, bounds[mine + 1] - bounds[mine],
+                   context.group.size());
+  }
+  ring_all_gather(context.on(node, kGatherStage), recv, args.type, bounds);
+}
+
+void hierarchical_leader_allreduce(const CollectiveContext& context, const AllreduceArgs& args) {
+  const std::size_t elem = dtype_size(args.type);
+  const AlgorithmInfo& inter = inter_algorithm(context);
+  if (context.group.size() == 1 || args.count == 0) {
+    if (args.send != args.recv && args.count > 0)
+      std::memcpy(args.recv, args.send, args.count * elem);
+    return;
+  }
+  const NodeLayout layout = node_layout(context);
+  AllreduceArgs sum = args;
+  if (sum.op == ReduceOp::Avg) sum.op = ReduceOp::Sum;
+
+  const Group node = layout.node_group();
+  const int local_size = node.size();
+  const Partition blocks(args.count, static_cast<std::size_t>(local_size));
+  std::vector<std::size_t> bounds(static_cast<std::size_t>(local_size) + 1, args.count);
+  for (int b = 0; b < local_size; ++b) bounds[std::size_t(b)] = blocks.offset(std::size_t(b));
+  auto* recv = static_cast<std::byte*>(args.recv);
+  auto block_bytes = [&](int member, std::byte** data) {  // the block member `member` holds
+    const auto b = static_cast<std::size_t>(ring_block_of(member, local_size));
+    *data = recv + bounds[b] * elem;
+    return (bounds[b + 1] - bounds[b]) * elem;
+  };
+  // Moves each member's block between it and the leader, one message each (gather or scatter).
+  auto exchange_with_leader = [&](unsigned stage, bool to_leader) {
+    const TagSpace tags = context.tags.with_stage(stage);
+    std::vector<Transport::Request> requests;
+    for (int m = 1; m < local_size; ++m) {
+      if (node.me != 0 && node.me != m) continue;
+      std::byte* data = nullptr;
+      const std::size_t bytes = block_bytes(m, &data);
+      if (bytes == 0) continue;
+      const int sender = node.global(to_leader ? m : 0);
+      const int peer = node.global(node.me == 0 ? m : 0);
+      requests.push_back(node.me == (to_leader ? m : 0)
+                             ? context.transport.send(peer, tags.make(sender, 0), data, bytes)
+                             : context.transport.recv(peer, tags.make(sender, 0), data, bytes));
+    }
+    context.transport.wait_all(requests);
+  };
+
+  // Intra-node reduce to the leader: reduce-scatter, then each member sends its block in.
+  reduce_within_node(context, node, sum, bounds);
+  if (intra_is_ring(context)) exchange_with_leader(kGatherStage, true);
+
+  if (node.me == 0) {
+    Group leaders{{}, layout.my_node};
+    for (const auto& members : layout.nodes) leaders.ranks.push_back(members[0]);
+    inter.run(context.on(leaders, kLeaderStage), {recv, recv, args.count, args.type, sum.op});
+    if (args.op == ReduceOp::Avg) {
+      finish_average(args.type, recv, args.count, context.group.size());
+    }
+  }
+
+  // Intra-node broadcast: scatter the blocks from the leader, then all-gather them.
+  exchange_with_leader(kScatterStage, false);
+  ring_all_gather(context.on(node, kBroadcastGatherStage), recv, args.type, bounds);
+}
+
+const AlgorithmRegistration kHierarchical(
+    {"hierarchical", hierarchical_allreduce,
+     "intra-node reduce-scatter, per-shard inter-node all-reduce on every local rank (rails), "
+     "intra-node all-gather (COLL_HIER_INTRA, COLL_HIER_INTER)",
+     40});
+const AlgorithmRegistration kHierarchicalLeader(
+    {"hierarchical_leader", hierarchical_leader_allreduce,
+     "intra-node reduce, all-reduce among node leaders, intra-node broadcast "
+     "(COLL_HIER_INTRA, COLL_HIER_INTER)",
+     41});
+
+}  // namespace
+}  // namespace coll
