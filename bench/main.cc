@@ -6,7 +6,9 @@
 #include <cstdlib>
 
 #include "bootstrap/launcher.hpp"
+#include "calibrate.hpp"
 #include "coll/comm.hpp"
+#include "explain.hpp"
 #include "model_replay.hpp"
 #include "options.hpp"
 #include "sweep.hpp"
@@ -25,6 +27,8 @@ std::string own_executable() {
 
 int run_rank(const collbench::Options& options) {
   auto comm = coll::Comm::from_environment();
+  if (options.calibrate) return collbench::run_calibration(*comm, options);
+  if (options.explain && options.model.empty()) collbench::print_explanation(*comm, options);
   const std::size_t wrong = options.model.empty() ? collbench::run_sweep(*comm, options)
                                                   : collbench::run_model_replay(*comm, options);
   return wrong == 0 ? 0 : 1;
@@ -44,6 +48,8 @@ int main(int argc, char** argv) {
     std::printf("%s", options.help_text.c_str());
     return 0;
   }
+  // The library reads the preset (for --algo auto too); the ranks inherit it.
+  if (!options.cost_preset.empty()) ::setenv("COLL_COST_PRESET", options.cost_preset.c_str(), 1);
   try {
     if (is_rank_process()) return run_rank(options);
     coll::LaunchSpec spec;

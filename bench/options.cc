@@ -7,6 +7,7 @@
 #include "algorithms/registry.hpp"
 #include "coll/comm.hpp"
 #include "core/env.hpp"
+#include "model/preset.hpp"
 #include "model_table.hpp"
 
 namespace po = boost::program_options;
@@ -60,7 +61,8 @@ Options parse_options(int argc, const char* const* argv) {
       "datatype,d", po::value(&type)->default_value("float"),
       "int8 uint8 int32 uint32 int64 uint64 half float double bfloat16")(
       "op,o", po::value(&op)->default_value("sum"), "sum prod max min avg")(
-      "algo", po::value(&algo), "all-reduce algorithm(s), comma separated, or 'all'")(
+      "algo", po::value(&algo),
+      "all-reduce algorithm(s), comma separated, 'auto' (the cost model's choice) or 'all'")(
       "json", po::value(&options.json_path), "write every number printed to this JSON file");
   po::options_description model("Model gradient replay");
   model.add_options()("model-gradients", po::value(&options.model),
@@ -70,8 +72,16 @@ Options parse_options(int argc, const char* const* argv) {
       "per-layer", po::bool_switch(&options.per_layer), "print the per-tensor breakdown")(
       "models-dir", po::value(&options.models_dir)->default_value(COLL_MODELS_DIR),
       "directory of the model tables");
+  po::options_description cost("Cost model");
+  cost.add_options()("calibrate", po::bool_switch(&options.calibrate),
+                     "measure alpha/beta per link class and gamma, save them "
+                     "(COLL_CALIBRATION_FILE, default ~/.cache/libcoll/calibration.txt), exit")(
+      "explain", po::bool_switch(&options.explain),
+      "print every algorithm's predicted time and terms per size, and the choice")(
+      "cost-preset", po::value(&options.cost_preset),
+      "use a preset instead of the calibration: this-vm, p40-cluster (sets COLL_COST_PRESET)");
   po::options_description all("collbench: benchmark gradient all-reduce with libcoll");
-  all.add(job).add(sweep).add(model);
+  all.add(job).add(sweep).add(model).add(cost);
 
   po::variables_map values;
   try {
@@ -117,7 +127,7 @@ Options parse_options(int argc, const char* const* argv) {
   const auto known = coll::Comm::algorithms();
   options.algorithms = algo == "all" ? known : split_list(algo);
   for (const auto& name : options.algorithms) {
-    if (std::find(known.begin(), known.end(), name) != known.end()) continue;
+    if (name == "auto" || std::find(known.begin(), known.end(), name) != known.end()) continue;
     std::string list;
     for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
     const auto* info = coll::find_algorithm(name);
@@ -125,7 +135,14 @@ Options parse_options(int argc, const char* const* argv) {
                      (info ? "'" + name + "' is not available in this process (" +
                                  std::string(info->summary) + ")"
                            : "unknown algorithm '" + name + "'") +
-                     "; available: " + list + ", all");
+                     "; available: " + list + ", auto, all");
+  }
+  if (!options.cost_preset.empty()) {
+    try {
+      coll::model::preset_or_throw(options.cost_preset, "--cost-preset");
+    } catch (const coll::Error& error) {
+      throw UsageError(error.what());
+    }
   }
   if (!options.model.empty()) {
     try {  // validate now, in the launcher, rather than in every rank

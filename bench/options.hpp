@@ -20,6 +20,7 @@ struct Options {
   // Job shape (used by the launcher; ranks read the environment).
   int nodes = 1;
   int ranks_per_node = 1;
+  int ps_servers = 0;  // --ps-servers: exported as COLL_PS_SERVERS (0: leave the environment)
 
   // Sweep mode, nccl-tests style.
   std::size_t min_bytes = 8;
@@ -38,6 +39,11 @@ struct Options {
   std::string model_variant;
   std::string models_dir;
   bool per_layer = false;
+
+  // Cost model.
+  bool calibrate = false;   // measure alpha/beta/gamma, save them, exit
+  bool explain = false;     // print every algorithm's prediction per size before measuring
+  std::string cost_preset;  // COLL_COST_PRESET for this run
 
   bool help = false;
   std::string help_text;

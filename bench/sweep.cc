@@ -2,9 +2,11 @@
 
 #include <cstdio>
 
+#include "algorithm_summary.hpp"
 #include "core/buffer_pool.hpp"
 #include "core/clock.hpp"
 #include "exact_data.hpp"
+#include "explain.hpp"
 #include "json_writer.hpp"
 #include "progress.hpp"
 #include "rank_stats.hpp"
@@ -108,6 +110,7 @@ std::size_t run_sweep(coll::Comm& comm, const Options& options) {
       .field("bus_factor", allreduce_bus_factor(comm.size()))
       .begin_array("results");
   std::size_t total_wrong = 0;
+  std::vector<AlgorithmResult> summary;  // out-of-place times per (algorithm, size)
   Progress progress("sweep", counts.size() * algorithms.size(), lead);
   std::size_t done = 0;
   for (const auto& algorithm : algorithms) {
@@ -132,6 +135,14 @@ std::size_t run_sweep(coll::Comm& comm, const Options& options) {
           .field("algorithm", label)
           .field("bytes", count * elem)
           .field("count", count);
+      AlgorithmResult row{label, count * elem, out.time_us, std::nullopt, {}};
+      if (const auto predicted = predict_for(comm, algorithm, count * elem)) {
+        row.predicted_us = predicted->time_us;
+        row.predicted_as = predicted->algorithm;
+        json.field("predicted_us", predicted->time_us)
+            .field("predicted_algorithm", predicted->algorithm);
+      }
+      summary.push_back(row);
       for (const auto& [name, m] : {std::pair{"out_of_place", out}, std::pair{"in_place", in}}) {
         json.begin_object(name)
             .field("time_us", m.time_us)
@@ -144,9 +155,12 @@ std::size_t run_sweep(coll::Comm& comm, const Options& options) {
       progress.update(++done);
     }
   }
-  json.end_array().field("wrong_total", total_wrong).end_object();
+  json.end_array();
+  if (algorithms.size() > 1) write_algorithm_summary(json, summary);
+  json.field("wrong_total", total_wrong).end_object();
   if (lead) {
     progress.clear();
+    if (algorithms.size() > 1) print_algorithm_summary(summary);
     std::printf("# Out of bounds values : %zu %s\n", total_wrong,
                 total_wrong == 0 ? "OK" : "FAILED");
     if (!options.json_path.empty()) json.save(options.json_path);

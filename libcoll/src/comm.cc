@@ -9,6 +9,7 @@
 #include "core/argument_check.hpp"
 #include "core/buffer_pool.hpp"
 #include "core/config.hpp"
+#include "model/selector.hpp"
 #include "topology/rank_map.hpp"
 #include "transport/ucx_transport.hpp"
 
@@ -123,7 +124,11 @@ void Comm::allreduce(const void* send, void* recv, std::size_t count, DataType t
     throw Error(Status::InvalidArgument,
                 impl.where() + "allreduce: null buffer with count " + std::to_string(count));
   }
-  const std::string_view name = algorithm.empty() ? impl.config.algorithm : algorithm;
+  std::string name(algorithm.empty() ? std::string_view(impl.config.algorithm) : algorithm);
+  // "auto": the cost model's pick for this size on this node map. Every rank must pick the same;
+  // the argument check below compares the resolved names, so a disagreement fails loudly.
+  if (name == "auto")
+    name = model::choose_for(impl.rank_map.node_of_rank, count * dtype_size(type));
   const AlgorithmInfo* info = find_algorithm(name);
   if (info == nullptr || !is_available(*info)) {
     std::string known;

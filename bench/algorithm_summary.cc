@@ -1,0 +1,98 @@
+#include "algorithm_summary.hpp"
+
+#include <cstdio>
+
+namespace collbench {
+namespace {
+
+// The model's error relative to the measurement, in percent.
+std::optional<double> error_pct(const AlgorithmResult& result) {
+  if (!result.predicted_us || result.time_us <= 0) return std::nullopt;
+  return (*result.predicted_us - result.time_us) / result.time_us * 100;
+}
+
+}  // namespace
+
+std::vector<SizeSummary> summarize(const std::vector<AlgorithmResult>& results) {
+  std::vector<SizeSummary> sizes;
+  for (const auto& result : results) {
+    SizeSummary* size = nullptr;
+    for (auto& candidate : sizes) {
+      if (candidate.bytes == result.bytes) size = &candidate;
+    }
+    if (size == nullptr) size = &sizes.emplace_back(SizeSummary{result.bytes, {}, {}, {}});
+    size->results.push_back(&result);
+  }
+  for (auto& size : sizes) {
+    const AlgorithmResult* fastest = nullptr;
+    const AlgorithmResult* pick = nullptr;
+    for (const AlgorithmResult* result : size.results) {
+      if (fastest == nullptr || result->time_us < fastest->time_us) fastest = result;
+      if (result->predicted_us && (pick == nullptr || *result->predicted_us < *pick->predicted_us))
+        pick = result;
+    }
+    size.winner = fastest->algorithm;
+    size.model_pick = pick != nullptr ? pick->algorithm : "";
+  }
+  return sizes;
+}
+
+void print_algorithm_summary(const std::vector<AlgorithmResult>& results) {
+  std::printf(
+      "#\n# Summary per size: out-of-place time of each algorithm, the cost model's "
+      "prediction, error = (predicted - measured) / measured\n");
+  std::printf("# %12s  %-24s %12s %14s %8s\n", "size (B)", "algorithm", "measured(us)",
+              "predicted(us)", "error");
+  int agree = 0, compared = 0;
+  for (const auto& size : summarize(results)) {
+    bool first = true;
+    for (const AlgorithmResult* result : size.results) {
+      std::string name = result->algorithm;
+      if (!result->predicted_as.empty() && result->predicted_as != name) {
+        name += " (" + result->predicted_as + ")";
+      }
+      char predicted[32] = "-", error[32] = "-";
+      if (result->predicted_us)
+        std::snprintf(predicted, sizeof predicted, "%.2f", *result->predicted_us);
+      if (const auto e = error_pct(*result)) std::snprintf(error, sizeof error, "%+.0f%%", *e);
+      std::printf("# %12s  %-24s %12.2f %14s %8s\n",
+                  first ? std::to_string(size.bytes).c_str() : "", name.c_str(), result->time_us,
+                  predicted, error);
+      first = false;
+    }
+    const bool agrees = size.model_pick == size.winner;
+    if (!size.model_pick.empty()) {
+      ++compared;
+      agree += agrees ? 1 : 0;
+    }
+    std::printf("# %12s  -> winner: %s; model's pick: %s%s\n", "", size.winner.c_str(),
+                size.model_pick.empty() ? "none" : size.model_pick.c_str(),
+                size.model_pick.empty() ? "" : (agrees ? " (agrees)" : " (differs)"));
+  }
+  std::printf("# model's pick matched the measured winner at %d of %d sizes\n", agree, compared);
+  std::fflush(stdout);
+}
+
+void write_algorithm_summary(JsonWriter& json, const std::vector<AlgorithmResult>& results) {
+  json.begin_array("summary");
+  for (const auto& size : summarize(results)) {
+    json.begin_object()
+        .field("bytes", size.bytes)
+        .field("winner", size.winner)
+        .field("model_pick", size.model_pick)
+        .begin_array("algorithms");
+    for (const AlgorithmResult* result : size.results) {
+      json.begin_object().field("algorithm", result->algorithm).field("time_us", result->time_us);
+      if (result->predicted_us) {
+        json.field("predicted_us", *result->predicted_us)
+            .field("predicted_as", result->predicted_as)
+            .field("error_pct", *error_pct(*result));
+      }
+      json.end_object();
+    }
+    json.end_array().end_object();
+  }
+  json.end_array();
+}
+
+}  // namespace collbench

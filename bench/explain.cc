@@ -1,0 +1,84 @@
+#include "explain.hpp"
+
+#include <cstdio>
+
+#include "core/config.hpp"
+#include "model/predict.hpp"
+#include "model/selector.hpp"
+
+namespace collbench {
+namespace {
+
+namespace model = coll::model;
+
+std::string link_line(const char* label, const model::LinkParams& link) {
+  char text[160];
+  std::snprintf(text, sizeof text, "#   %-10s alpha %8.2f us   beta %8.4f ns/B (%6.2f GB/s)\n",
+                label, link.alpha_s * 1e6, link.beta_s_per_byte * 1e9, 1e-9 / link.beta_s_per_byte);
+  return text;
+}
+
+std::string terms(const model::Prediction& p) {
+  char text[160];
+  std::snprintf(text, sizeof text, "%12.2f %10.2f %10.2f %10.2f  %s", p.total_s() * 1e6,
+                p.latency_s * 1e6, p.bandwidth_s * 1e6, p.reduction_s * 1e6, p.detail.c_str());
+  return text;
+}
+
+}  // namespace
+
+std::string describe_params(const model::CostParams& params) {
+  char gamma[160];
+  std::snprintf(gamma, sizeof gamma, "#   %-10s gamma %8.4f ns/B (%6.2f GB/s)\n", "reduction",
+                params.gamma_s_per_byte * 1e9, 1e-9 / params.gamma_s_per_byte);
+  return "# cost model parameters: " + params.source + "\n" +
+         link_line("intra-node", params.intra) + link_line("inter-node", params.inter) + gamma;
+}
+
+void print_explanation(const coll::Comm& comm, const Options& options) {
+  const model::CostParams& params = model::params_in_use();
+  if (comm.rank() != 0) return;
+  const model::Shape shape = model::Shape::from_node_of_rank(comm.node_of_rank());
+  const auto candidates = model::registered_candidates();
+  std::printf("%s#   job: %s\n", describe_params(params).c_str(), shape.describe().c_str());
+  std::printf("# explain %12s  %-20s %12s %10s %10s %10s  %s\n", "size (B)", "algorithm",
+              "predicted", "latency", "bandwidth", "reduction", "detail");
+  std::printf("# %20s  %-20s %12s %10s %10s %10s\n", "", "", "(us)", "(us)", "(us)", "(us)");
+  const std::size_t elem = coll::dtype_size(options.type);
+  for (std::size_t bytes = options.min_bytes; bytes <= options.max_bytes;
+       bytes *= options.step_factor) {
+    const std::size_t message = bytes / elem * elem;  // what the sweep moves
+    const auto explanation = model::explain(params, shape, message, candidates);
+    bool first = true;
+    for (const auto& candidate : explanation.candidates) {
+      const std::string size = first ? std::to_string(message) : "";
+      first = false;
+      if (candidate.prediction) {
+        std::printf("# %20s  %-20s %s\n", size.c_str(), candidate.name.c_str(),
+                    terms(*candidate.prediction).c_str());
+      } else {
+        std::printf("# %20s  %-20s (%s)\n", size.c_str(), candidate.name.c_str(),
+                    candidate.note.c_str());
+      }
+    }
+    std::printf("# %20s  -> choice: %s\n", "", explanation.reason.c_str());
+    if (bytes == 0) break;
+  }
+  std::fflush(stdout);
+}
+
+std::optional<ModelPrediction> predict_for(const coll::Comm& comm, const std::string& algorithm,
+                                           std::size_t bytes) {
+  try {  // a prediction is commentary: a bad calibration file must not stop the measurements
+    std::string name = algorithm.empty() ? coll::Config::from_environment().algorithm : algorithm;
+    if (name == "auto") name = model::choose_for(comm.node_of_rank(), bytes);
+    const auto prediction = model::predict(
+        name, model::params_in_use(), model::Shape::from_node_of_rank(comm.node_of_rank()), bytes);
+    if (!prediction) return std::nullopt;
+    return ModelPrediction{name, prediction->total_s() * 1e6};
+  } catch (const coll::Error&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace collbench

@@ -1,0 +1,100 @@
+// collbench's cost-model flags as a user runs them: --calibrate writes the file the library
+// reads, --explain names a choice per size, --algo with several algorithms ends in a summary.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "model/calibration.hpp"
+#include "run_command.hpp"
+
+namespace {
+
+using coll::testing::run_command;
+
+class CostModelCli : public ::testing::Test {
+ protected:
+  std::string dir = ::testing::TempDir() + "/calibrate_explain_" + std::to_string(::getpid());
+  std::string file = dir + "/nested/calibration.txt";
+  void SetUp() override { std::filesystem::create_directories(dir); }
+  void TearDown() override { std::filesystem::remove_all(dir); }
+  std::string collbench(const std::string& args) const {
+    return "COLL_CALIBRATION_FILE=" + file + " " + COLLBENCH_PATH + " " + args;
+  }
+};
+
+std::size_t count_of(const std::string& text, const std::string& needle) {
+  std::size_t count = 0;
+  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
+    ++count;
+  }
+  return count;
+}
+
+TEST_F(CostModelCli, CalibrateWritesAFileTheLibraryReads) {
+  const auto result = run_command(collbench("--ranks-per-node 2 --calibrate"), 120);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("intra measured ranks 0-1"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("saved to " + file), std::string::npos) << result.output;
+  const auto calibration = coll::model::load_calibration(file);
+  ASSERT_TRUE(calibration);
+  EXPECT_EQ(calibration->host, coll::model::this_host());
+  EXPECT_GT(calibration->params.intra.beta_s_per_byte, 0);
+  EXPECT_GT(calibration->params.gamma_s_per_byte, 0);
+
+  // The next run uses it, and says so.
+  const auto explain = run_command(collbench("--ranks-per-node 2 -b 8 -e 8 -n 1 -w 0 --explain"));
+  ASSERT_EQ(explain.exit_code, 0) << explain.output;
+  EXPECT_NE(explain.output.find("parameters: calibration " + file), std::string::npos)
+      << explain.output;
+}
+
+TEST_F(CostModelCli, ExplainNamesAWinnerPerSize) {
+  const auto result =
+      run_command(collbench("--nodes 2 --ranks-per-node 2 -b 8 -e 2M -f 64 -n 1 -w 0 --explain "
+                            "--cost-preset p40-cluster"),
+                  180);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("preset p40-cluster"), std::string::npos) << result.output;
+  EXPECT_EQ(count_of(result.output, "-> choice: "), 4u) << result.output;  // 8, 512, 32K, 2M
+  for (const char* name :
+       {"ring", "latency", "bandwidth", "reduction", "job: 4 ranks on 2 nodes"}) {
+    EXPECT_NE(result.output.find(name), std::string::npos) << name << "\n" << result.output;
+  }
+  // The explanation comes before the measurements.
+  EXPECT_LT(result.output.find("-> choice: "), result.output.find("Out of bounds values"));
+}
+
+TEST_F(CostModelCli, SeveralAlgorithmsEndInASummaryWithPredictions) {
+  const std::string json = dir + "/summary.json";
+  const auto result = run_command(
+      collbench("--nodes 2 -b 1K -e 64K -f 64 -n 2 -w 1 --algo all --cost-preset this-vm "
+                "--json " +
+                json),
+      300);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("# Summary per size"), std::string::npos) << result.output;
+  EXPECT_EQ(count_of(result.output, "-> winner: "), 2u) << result.output;
+  EXPECT_NE(result.output.find("model's pick matched the measured winner at"), std::string::npos);
+  std::stringstream text;
+  text << std::ifstream(json).rdbuf();
+  EXPECT_NE(text.str().find("\"predicted_us\":"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("\"summary\":["), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("\"model_pick\":"), std::string::npos) << text.str();
+}
+
+TEST_F(CostModelCli, BadPresetAndMalformedFileFailClearly) {
+  const auto preset = run_command(collbench("--cost-preset nosuch"), 30);
+  EXPECT_EQ(preset.exit_code, 2) << preset.output;
+  EXPECT_NE(preset.output.find("unknown cost preset 'nosuch'"), std::string::npos) << preset.output;
+  std::filesystem::create_directories(std::filesystem::path(file).parent_path());
+  std::ofstream(file) << "format = libcoll-calibration 1\nbogus\n";
+  const auto malformed = run_command(collbench("--ranks-per-node 2 -b 8 -e 8 --explain"), 120);
+  EXPECT_NE(malformed.exit_code, 0) << malformed.output;
+  EXPECT_NE(malformed.output.find("calibration file " + file + " line 2"), std::string::npos)
+      << malformed.output;
+}
+
+}  // namespace

@@ -1,0 +1,271 @@
+// The alpha-beta-gamma cost model: formulas on synthetic parameters, the selector's choices,
+// presets against the paper's measured fits, and the calibration file.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "coll/error.hpp"
+#include "model/calibration.hpp"
+#include "model/predict.hpp"
+#include "model/preset.hpp"
+#include "model/selector.hpp"
+
+namespace coll::model {
+namespace {
+
+constexpr std::size_t kSmall = 8;
+constexpr std::size_t kLarge = 64u << 20;
+
+CostParams flat(double alpha = 1e-6, double beta = 1e-10, double gamma = 5e-11) {
+  return {{alpha, beta}, {alpha, beta}, gamma, "synthetic flat"};
+}
+
+double total(std::string_view algorithm, const CostParams& params, const Shape& shape,
+             std::size_t bytes) {
+  return predict(algorithm, params, shape, bytes)->total_s();
+}
+
+const std::vector<std::string> kFlatCandidates{"ring", "tree", "halving_doubling"};
+
+TEST(CostModel, ShapeFromNodeMapAllowsUnevenNodes) {
+  const Shape shape = Shape::from_node_of_rank({7, 7, 7, 3, 3});
+  EXPECT_EQ(shape.ranks, 5);
+  EXPECT_EQ(shape.nodes, 2);
+  EXPECT_EQ(shape.local_sizes, (std::vector<int>{3, 2}));
+  EXPECT_EQ(shape.node_of_rank, (std::vector<int>{0, 0, 0, 1, 1}));
+  EXPECT_EQ(shape.describe(), "5 ranks on 2 nodes (3+2)");
+  EXPECT_THROW(Shape::from_node_of_rank({}), Error);
+}
+
+TEST(CostModel, RingFollowsItsFormula) {
+  const CostParams params = flat();
+  const int p = 8;
+  const auto ring = predict("ring", params, Shape::uniform(1, p), kLarge);
+  ASSERT_TRUE(ring);
+  const double m = double(kLarge);
+  EXPECT_DOUBLE_EQ(ring->latency_s, 2 * (p - 1) * 1e-6);
+  EXPECT_DOUBLE_EQ(ring->bandwidth_s, 2.0 * (p - 1) / p * m * 1e-10);
+  EXPECT_DOUBLE_EQ(ring->reduction_s, (p - 1.0) / p * m * 5e-11);
+  // Bandwidth and reduction terms are linear in M, latency does not depend on it.
+  const auto half = predict("ring", params, Shape::uniform(1, p), kLarge / 2);
+  EXPECT_DOUBLE_EQ(half->bandwidth_s * 2, ring->bandwidth_s);
+  EXPECT_DOUBLE_EQ(half->reduction_s * 2, ring->reduction_s);
+  EXPECT_DOUBLE_EQ(half->latency_s, ring->latency_s);
+}
+
+TEST(CostModel, FlatRingAcrossNodesIsBoundByTheInterLink) {
+  CostParams params = flat();
+  params.inter = {5e-6, 4e-10};
+  const auto ring = predict("ring", params, Shape::uniform(2, 4), kLarge);
+  EXPECT_DOUBLE_EQ(ring->latency_s, 2 * 7 * 5e-6);
+  EXPECT_DOUBLE_EQ(ring->bandwidth_s, 2.0 * 7 / 8 * double(kLarge) * 4e-10);
+}
+
+TEST(CostModel, HalvingDoublingPowerOfTwoAndExtraSteps) {
+  const CostParams params = flat();
+  const double m = double(kLarge);
+  const auto pow2 = predict("halving_doubling", params, Shape::uniform(1, 8), kLarge);
+  EXPECT_DOUBLE_EQ(pow2->latency_s, 2 * 3 * 1e-6);
+  EXPECT_NEAR(pow2->bandwidth_s, 2.0 * 7 / 8 * m * 1e-10, 1e-12);
+  EXPECT_NEAR(pow2->reduction_s, 7.0 / 8 * m * 5e-11, 1e-12);
+  // 12 ranks: the 8-rank core plus the fold-in (alpha + M beta + M gamma) and the hand-back.
+  const auto twelve = predict("halving_doubling", params, Shape::uniform(1, 12), kLarge);
+  EXPECT_DOUBLE_EQ(twelve->latency_s, pow2->latency_s + 2e-6);
+  EXPECT_NEAR(twelve->bandwidth_s, pow2->bandwidth_s + 2 * m * 1e-10, 1e-12);
+  EXPECT_NEAR(twelve->reduction_s, pow2->reduction_s + m * 5e-11, 1e-12);
+}
+
+TEST(CostModel, TreeUsesTheOptimalSegmentCount) {
+  const CostParams params = flat(1e-6, 1e-10, 0);
+  const double m = double(kLarge), depth = 4;  // 16 ranks
+  const auto tree = predict("tree", params, Shape::uniform(1, 16), kLarge);
+  const double k_star = std::sqrt(depth * m * 2e-10 / 2e-6);
+  auto t = [&](double k) { return 2 * (depth + k - 1) * (1e-6 + m / k * 1e-10); };
+  EXPECT_LE(tree->total_s(), t(std::floor(k_star)) * (1 + 1e-12));
+  EXPECT_LE(tree->total_s(), t(std::ceil(k_star)) * (1 + 1e-12));
+  // Close to the closed form 2M beta + 2 D alpha + 4 sqrt(D alpha M beta) (anchors.md).
+  const double closed = 2 * m * 1e-10 + 2 * depth * 1e-6 + 4 * std::sqrt(depth * 1e-6 * m * 1e-10);
+  EXPECT_NEAR(tree->total_s(), closed, closed * 0.01);
+  // Tiny messages: one segment, 2D steps of alpha.
+  EXPECT_DOUBLE_EQ(predict("tree", params, Shape::uniform(1, 16), kSmall)->latency_s, 8e-6);
+}
+
+TEST(CostModel, LatencyBoundWinsAtEightBytesOnAFlatNetwork) {
+  for (const Shape& shape : {Shape::uniform(1, 16), Shape::uniform(4, 4), Shape::uniform(1, 6)}) {
+    const auto explanation = explain(flat(), shape, kSmall, kFlatCandidates);
+    EXPECT_NE(explanation.winner, "ring") << shape.describe() << ": " << explanation.reason;
+    EXPECT_LT(total(explanation.winner, flat(), shape, kSmall),
+              0.5 * total("ring", flat(), shape, kSmall));
+  }
+}
+
+TEST(CostModel, BandwidthOptimalWinsAt64MiBOnAFlatNetwork) {
+  for (const Shape& shape : {Shape::uniform(1, 16), Shape::uniform(1, 12), Shape::uniform(1, 6)}) {
+    const std::string winner = choose(flat(), shape, kLarge, kFlatCandidates);
+    EXPECT_TRUE(winner == "ring" || winner == "halving_doubling") << shape.describe();
+    EXPECT_LT(total(winner, flat(), shape, kLarge), total("tree", flat(), shape, kLarge));
+  }
+  // Not a power of two: halving-doubling pays its extra steps and the ring wins.
+  EXPECT_EQ(choose(flat(), Shape::uniform(1, 12), kLarge, kFlatCandidates), "ring");
+  // The co-located parameter server moves the ring's bytes on a flat single-node network.
+  EXPECT_NEAR(total("ps", flat(), Shape::uniform(1, 8), kLarge),
+              total("ring", flat(), Shape::uniform(1, 8), kLarge), 1e-12);
+}
+
+TEST(CostModel, HierarchicalWinsWhenInterBetaIsTenTimesIntra) {
+  CostParams params = flat(2e-6, 1e-10, 1e-11);
+  params.inter.beta_s_per_byte = 10 * params.intra.beta_s_per_byte;
+  const Shape shape = Shape::uniform(4, 4);
+  const auto explanation = explain(params, shape, kLarge, modeled_algorithms());
+  EXPECT_EQ(explanation.winner, "hierarchical") << explanation.reason;
+  EXPECT_NE(explanation.reason.find("hierarchical predicted"), std::string::npos);
+  // Its NIC carries what a flat ring's does, but only 2(N-1) steps wait for it.
+  const auto hier = explanation.winning();
+  ASSERT_NE(hier, nullptr);
+  const double m = double(kLarge);
+  EXPECT_NEAR(hier->bandwidth_s, 1.5 * m * 1e-10 + 1.5 * m * 1e-9, 1e-9);
+  // On a flat network of the same shape, it has no advantage over the flat algorithms.
+  EXPECT_NE(choose(flat(), shape, kLarge, modeled_algorithms()), "hierarchical");
+}
+
+TEST(CostModel, EveryFormulaHandlesUnevenAndSingleRankShapes) {
+  CostParams params = flat();
+  params.inter = {5e-6, 1e-9};
+  const Shape uneven = Shape::from_node_of_rank({0, 0, 0, 1, 1, 2, 2, 2, 2});
+  for (const auto& name : modeled_algorithms()) {
+    const auto small = predict(name, params, uneven, kSmall);
+    const auto large = predict(name, params, uneven, kLarge);
+    ASSERT_TRUE(small && large) << name;
+    EXPECT_TRUE(std::isfinite(large->total_s())) << name;
+    EXPECT_GT(small->latency_s, 0) << name;
+    EXPECT_GT(large->total_s(), small->total_s()) << name;
+    EXPECT_EQ(predict(name, params, Shape::uniform(1, 1), kLarge)->total_s(), 0) << name;
+  }
+  // Ranks of the 2-rank node run two rails one after another: 2(N-1)*2 inter alphas.
+  EXPECT_DOUBLE_EQ(predict("hierarchical", params, uneven, kSmall)->latency_s,
+                   2 * 3 * 1e-6 + 2 * 2 * 2 * 5e-6);
+}
+
+TEST(CostModel, CandidatesWithoutAFormulaAreSkippedWithANote) {
+  const auto explanation = explain(flat(), Shape::uniform(1, 4), kSmall, {"native_mpi", "ring"});
+  ASSERT_EQ(explanation.candidates.size(), 2u);
+  EXPECT_FALSE(explanation.candidates[0].prediction);
+  EXPECT_NE(explanation.candidates[0].note.find("no formula"), std::string::npos);
+  EXPECT_EQ(explanation.winner, "ring");
+  EXPECT_EQ(explain(flat(), Shape::uniform(1, 4), kSmall, {"nccl"}).winner, "");
+}
+
+TEST(CostModel, P40PresetIsCloseToThePapersMeasuredFits) {
+  const CostParams p40 = *find_preset("p40-cluster");
+  // The group's fits T = a + b M for 8 and 16 workers on 56 Gb/s InfiniBand (paper.md).
+  struct Fit {
+    int nodes;
+    double a, b;
+  };
+  for (const Fit fit : {Fit{2, 9.753672e-05, 3.056823e-10}, Fit{4, 2.358368e-04, 4.059479e-10}}) {
+    const double measured = fit.a + fit.b * double(kLarge);
+    const double predicted = total("ring", p40, Shape::uniform(fit.nodes, 4), kLarge);
+    EXPECT_NEAR(predicted / measured, 1.0, 0.3) << fit.nodes << " nodes";
+  }
+  EXPECT_FALSE(find_preset("nosuch"));
+  EXPECT_THROW(preset_or_throw("nosuch", "test"), Error);
+  EXPECT_EQ(preset_names().size(), 2u);
+}
+
+class CalibrationFile : public ::testing::Test {
+ protected:
+  std::string path =
+      ::testing::TempDir() + "/cost_model_test_" + std::to_string(::getpid()) + "/cal.txt";
+  void TearDown() override {
+    std::filesystem::remove_all(std::filesystem::path(path).parent_path());
+    ::unsetenv("COLL_CALIBRATION_FILE");
+    ::unsetenv("COLL_COST_PRESET");
+  }
+  void write(const std::string& text) {
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+    std::ofstream(path) << text;
+  }
+  std::string load_error() {
+    try {
+      load_calibration(path);
+    } catch (const Error& error) {
+      return error.what();
+    }
+    return "no error";
+  }
+};
+
+TEST_F(CalibrationFile, RoundTrip) {
+  EXPECT_FALSE(load_calibration(path));  // absent is not an error
+  Calibration saved;
+  saved.host = "host-a";
+  saved.params = flat(4.5e-7, 1.0 / 13e9, 9.75e-11);
+  saved.params.inter = {8.25e-6, 1.0 / 3.1e9};
+  save_calibration(saved, path);
+  const auto loaded = load_calibration(path);
+  ASSERT_TRUE(loaded);
+  EXPECT_EQ(loaded->host, "host-a");
+  EXPECT_EQ(loaded->params.intra.alpha_s, saved.params.intra.alpha_s);
+  EXPECT_EQ(loaded->params.intra.beta_s_per_byte, saved.params.intra.beta_s_per_byte);
+  EXPECT_EQ(loaded->params.inter.alpha_s, saved.params.inter.alpha_s);
+  EXPECT_EQ(loaded->params.inter.beta_s_per_byte, saved.params.inter.beta_s_per_byte);
+  EXPECT_EQ(loaded->params.gamma_s_per_byte, saved.params.gamma_s_per_byte);
+  EXPECT_NE(loaded->params.source.find(path), std::string::npos);
+}
+
+TEST_F(CalibrationFile, MalformedFilesAreRejectedClearly) {
+  const std::string good =
+      "format = libcoll-calibration 1\nhost = h\nintra.alpha_s = 1e-6\n"
+      "intra.beta_s_per_byte = 1e-10\ninter.alpha_s = 1e-5\ninter.beta_s_per_byte = 1e-9\n"
+      "gamma_s_per_byte = 1e-10\n";
+  write(good);
+  EXPECT_EQ(load_error(), "no error");
+  const std::pair<std::string, std::string> cases[] = {
+      {good + "garbage\n", "line 8: expected 'key = value'"},
+      {good + "inter.alpha = 3\n", "unknown key 'inter.alpha'"},
+      {good + "host = h2\n", "duplicate key 'host'"},
+      {"format = something else\n", "format is 'something else'"},
+      {good.substr(0, good.find("gamma")), "missing 'gamma_s_per_byte'"},
+      {std::string(good).replace(good.find("1e-9"), 4, "fast"),
+       "'inter.beta_s_per_byte' is 'fast'"},
+      {std::string(good).replace(good.find("1e-6"), 4, "-1"), "not a positive number"},
+  };
+  for (const auto& [text, expected] : cases) {
+    write(text);
+    const std::string error = load_error();
+    EXPECT_NE(error.find("calibration file " + path), std::string::npos) << error;
+    EXPECT_NE(error.find(expected), std::string::npos) << error;
+    EXPECT_NE(error.find("collbench --calibrate"), std::string::npos) << error;
+  }
+}
+
+TEST_F(CalibrationFile, ParametersInUseFollowPresetThenFileThenDefault) {
+  ::setenv("COLL_CALIBRATION_FILE", path.c_str(), 1);
+  EXPECT_NE(resolve_params().source.find("preset this-vm (no calibration file"), std::string::npos);
+  save_calibration({flat(), this_host()}, path);
+  EXPECT_EQ(resolve_params().intra.alpha_s, 1e-6);
+  EXPECT_NE(resolve_params().source.find("calibration " + path), std::string::npos);
+  save_calibration({flat(), "elsewhere"}, path);
+  EXPECT_NE(resolve_params().source.find("measured on host 'elsewhere'"), std::string::npos);
+  ::setenv("COLL_COST_PRESET", "p40-cluster", 1);
+  EXPECT_NE(resolve_params().source.find("preset p40-cluster"), std::string::npos);
+  ::setenv("COLL_COST_PRESET", "nosuch", 1);
+  EXPECT_THROW(resolve_params(), Error);
+}
+
+TEST(CostModel, ChooseForPicksARegisteredAlgorithm) {
+  ::setenv("COLL_COST_PRESET", "this-vm", 1);  // independent of any file in $HOME
+  const auto registered = registered_candidates();
+  const std::string choice = choose_for({0, 0, 1, 1}, 1 << 20);
+  EXPECT_NE(std::find(registered.begin(), registered.end(), choice), registered.end()) << choice;
+  EXPECT_EQ(choose_for({0, 0, 1, 1}, 1 << 20), choice);  // cached, and stable
+  ::unsetenv("COLL_COST_PRESET");
+}
+
+}  // namespace
+}  // namespace coll::model
