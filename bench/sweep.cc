@@ -3,8 +3,10 @@
 #include <cstdio>
 
 #include "algorithm_summary.hpp"
+#include "algorithms/registry.hpp"
 #include "core/buffer_pool.hpp"
 #include "core/clock.hpp"
+#include "core/env.hpp"
 #include "exact_data.hpp"
 #include "explain.hpp"
 #include "json_writer.hpp"
@@ -29,6 +31,26 @@ struct SweepCase {
   std::byte* recv;
 };
 
+// The busbw column: nccl-tests' 2(n-1)/n for algorithms whose traffic it describes; for the
+// parameter server, the bytes each worker moves (pushes plus pulls to the k-1 other shards)
+// per byte of the vector, 2(k-1)/k, marked so that it is not read as nccl-tests' busbw.
+struct BusColumn {
+  double factor;
+  bool standard;
+  int servers;
+};
+
+BusColumn bus_column(const coll::Comm& comm, const std::string& algorithm) {
+  const auto* info = coll::find_algorithm(algorithm);
+  if (info == nullptr || info->standard_busbw) {
+    return {allreduce_bus_factor(comm.size()), true, 0};
+  }
+  const auto configured = coll::env_integer("COLL_PS_SERVERS", 0, 1 << 16);
+  const int servers =
+      configured && *configured > 0 ? std::min<int>(int(*configured), comm.size()) : comm.size();
+  return {servers > 1 ? 2.0 * (servers - 1) / servers : 0.0, false, servers};
+}
+
 Measurement measure(const SweepCase& sweep, std::size_t count, bool in_place) {
   coll::Comm& comm = sweep.comm;
   const Options& options = sweep.options;
@@ -47,7 +69,7 @@ Measurement measure(const SweepCase& sweep, std::size_t count, bool in_place) {
   result.time_us = max_over_ranks(comm, mean_s) * 1e6;
   const double bytes = double(count) * double(coll::dtype_size(options.type));
   result.algbw = result.time_us > 0 ? bytes / (result.time_us * 1e-6) / 1e9 : 0;
-  result.busbw = result.algbw * allreduce_bus_factor(comm.size());
+  result.busbw = result.algbw * bus_column(comm, sweep.algorithm).factor;
   if (options.check) {
     fill_input(options.type, options.op, comm.rank(), input, count);
     call();
@@ -68,15 +90,25 @@ std::vector<std::size_t> sweep_counts(const Options& options) {
   return counts;
 }
 
-void print_header(const coll::Comm& comm, const Options& options, const std::string& algorithm) {
+void print_header(const coll::Comm& comm, const Options& options, const std::string& algorithm,
+                  const BusColumn& bus) {
   std::printf("# collbench all-reduce sweep: %d ranks on %d node(s), algorithm %s\n", comm.size(),
               comm.num_nodes(), algorithm.c_str());
   std::printf("# %s\n", comm.describe().c_str());
-  std::printf("# iterations %d, warm-up %d, check %s; GB/s = 1e9 B/s, busbw = algbw * 2(n-1)/n\n",
-              options.iterations, options.warmup, options.check ? "on" : "off");
+  std::printf("# iterations %d, warm-up %d, check %s; GB/s = 1e9 B/s\n", options.iterations,
+              options.warmup, options.check ? "on" : "off");
+  if (bus.standard) {
+    std::printf("# busbw = algbw * 2(n-1)/n (nccl-tests)\n");
+  } else {
+    std::printf(
+        "# wkbw* = bytes each worker moves / time = algbw * 2(k-1)/k, k = %d servers: "
+        "NOT nccl-tests' busbw\n",
+        bus.servers);
+  }
+  const char* bus_name = bus.standard ? "busbw" : "wkbw*";
   std::printf("#%62s%33s\n", "out-of-place", "in-place");
   std::printf("#%11s %12s %8s %6s %10s %7s %7s %6s %10s %7s %7s %6s\n", "size", "count", "type",
-              "redop", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong");
+              "redop", "time", "algbw", bus_name, "#wrong", "time", "algbw", bus_name, "#wrong");
   std::printf("#%11s %12s %8s %6s %10s %7s %7s %6s %10s %7s %7s %6s\n", "(B)", "(elements)", "", "",
               "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
 }
@@ -117,7 +149,7 @@ std::size_t run_sweep(coll::Comm& comm, const Options& options) {
     const std::string label = algorithm.empty() ? "default" : algorithm;
     if (lead) {
       progress.clear();
-      print_header(comm, options, label);
+      print_header(comm, options, label, bus_column(comm, algorithm));
     }
     for (const std::size_t count : counts) {
       const SweepCase sweep{comm, options, algorithm, send.data(), recv.data()};
