@@ -57,6 +57,7 @@ int main(int argc, char** argv) {
     spec.args.assign(argv + 1, argv + argc);
     spec.nodes = options.nodes;
     spec.ranks_per_node = options.ranks_per_node;
+    spec.node_sizes = options.node_sizes;
     return coll::launch_local(spec);
   } catch (const coll::Error& error) {
     std::fprintf(stderr, "collbench: %s\n", error.what());

@@ -35,6 +35,7 @@ std::vector<std::string> split_list(const std::string& text) {
 
 Options parse_options(int argc, const char* const* argv) {
   Options options;
+  std::string node_sizes;
   std::string min_bytes = "8", max_bytes = "32M", type = "float", op = "sum", algo;
   int check = 1;
   bool no_check = false;
@@ -45,6 +46,8 @@ Options parse_options(int argc, const char* const* argv) {
       "ranks-per-node,g", po::value(&options.ranks_per_node)->default_value(1),
       "ranks per node (GPUs per node in the paper's terms)")(
       "gpus-per-node", po::value(&options.ranks_per_node), "alias of --ranks-per-node")(
+      "node-sizes", po::value(&node_sizes),
+      "uneven nodes: ranks on each node, e.g. 3,2 (instead of --nodes/--ranks-per-node)")(
       "ps-servers", po::value(&options.ps_servers),
       "parameter-server shards for --algo ps (sets COLL_PS_SERVERS; default every rank)");
   po::options_description sweep("Size sweep (nccl-tests compatible)");
@@ -98,6 +101,20 @@ Options parse_options(int argc, const char* const* argv) {
   if (options.nodes < 1 || options.nodes > 1024) throw UsageError("--nodes must be in [1, 1024]");
   if (options.ranks_per_node < 1 || options.ranks_per_node > 256) {
     throw UsageError("--ranks-per-node must be in [1, 256]");
+  }
+  for (const auto& item : split_list(node_sizes)) {
+    int ranks = 0;
+    try {
+      std::size_t used = 0;
+      ranks = std::stoi(item, &used);
+      if (used != item.size()) ranks = 0;
+    } catch (const std::exception&) {
+    }
+    if (ranks < 1 || ranks > 256) {
+      throw UsageError("--node-sizes takes ranks per node in [1, 256], e.g. 3,2; got '" +
+                       node_sizes + "'");
+    }
+    options.node_sizes.push_back(ranks);
   }
   if (values.count("ps-servers") > 0) {
     if (options.ps_servers < 1 || options.ps_servers > 65536) {

@@ -20,6 +20,7 @@ struct Options {
   // Job shape (used by the launcher; ranks read the environment).
   int nodes = 1;
   int ranks_per_node = 1;
+  std::vector<int> node_sizes;  // --node-sizes 3,2: uneven nodes (overrides the two above)
   int ps_servers = 0;  // --ps-servers: exported as COLL_PS_SERVERS (0: leave the environment)
 
   // Sweep mode, nccl-tests style.

@@ -52,15 +52,26 @@ TEST(CollbenchCli, SweepReportsZeroWrongAcrossTypes) {
 }
 
 TEST(CollbenchCli, BadInputIsOneLineAndExitCodeTwo) {
-  for (const char* args : {"--nodes 0", "-b 1M -e 1K", "-d complex", "-o xor", "--algo nosuch",
-                           "--bogus", "-f 1", "-n 0", "--model-gradients vgg",
-                           "--model-gradients resnet50 --model-variant x", "-b lots"}) {
+  for (const char* args :
+       {"--nodes 0", "-b 1M -e 1K", "-d complex", "-o xor", "--algo nosuch", "--bogus", "-f 1",
+        "-n 0", "--model-gradients vgg", "--model-gradients resnet50 --model-variant x", "-b lots",
+        "--node-sizes 3,x", "--node-sizes 0"}) {
     const auto result = run_command(collbench(args), 30);
     EXPECT_EQ(result.exit_code, 2) << args << ": " << result.output;
     EXPECT_EQ(std::count(result.output.begin(), result.output.end(), '\n'), 1)
         << args << ": " << result.output;
     EXPECT_EQ(result.output.rfind("collbench: error: ", 0), 0u) << result.output;
   }
+}
+
+TEST(CollbenchCli, UnevenNodesForTheHierarchicalAlgorithms) {
+  const auto result = run_command(
+      collbench("--node-sizes 3,2 --algo hierarchical,hierarchical_leader -b 4 -e 1M -f 32 -n 2 "
+                "-w 1"),
+      120);
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("5 ranks on 2 node(s)"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("Out of bounds values : 0 OK"), std::string::npos) << result.output;
 }
 
 TEST(CollbenchCli, NoProcessOutlivesTheJob) {
