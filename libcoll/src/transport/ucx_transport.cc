@@ -18,7 +18,7 @@ namespace {
 // How long to keep polling without progress before sleeping on the workers' event descriptors:
 // long enough to catch a reply that is microseconds away; when ranks outnumber cores, only a
 // few yielding polls, so that the rank that has work gets the core.
-constexpr double kIdleSpinSeconds = 50e-6;
+constexpr double kIdleSpinSeconds = 1e-3;
 constexpr int kOversubscribedSpins = 16;
 constexpr int kMaxSleepMs = 2;
 
@@ -268,13 +268,17 @@ void UcxTransport::wait_all(std::span<Request> requests) {
   int idle = 0;
   double idle_since = 0;
   std::size_t first_pending = 0;
+  std::size_t completed_before = 0;
   while (true) {
-    const bool progressed = progress();
+    progress();
     while (first_pending < requests.size() && test(requests[first_pending])) ++first_pending;
-    bool all_done = true;
-    for (std::size_t i = first_pending; i < requests.size(); ++i) all_done &= test(requests[i]);
-    if (all_done) return;
-    if (progressed) {
+    std::size_t completed = first_pending;
+    for (std::size_t i = first_pending; i < requests.size(); ++i) completed += test(requests[i]);
+    if (completed == requests.size()) return;
+    // Only our own requests completing counts as progress: UCX reports activity (keepalives,
+    // wire-up) even when the peer we wait for is gone, which must not hold the timeout off.
+    if (completed != completed_before) {
+      completed_before = completed;
       deadline.extend();
       idle = 0;
       continue;
