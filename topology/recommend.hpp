@@ -1,0 +1,16 @@
+// colltopo --recommend: what libcoll's cost model would pick for this job's node map at a few
+// message sizes, and why. Kept apart from the rest so it follows the model's interface alone.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "json_writer.hpp"
+
+namespace colltopo {
+
+// Appends the recommendation to `out` and, when `json` is given, an array "recommend" to it.
+// Returns false (and appends nothing) when there is nothing to recommend.
+bool recommend(std::string& out, collbench::JsonWriter* json, const std::vector<int>& node_of_rank);
+
+}  // namespace colltopo
