@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "core/clock.hpp"
 
@@ -13,7 +14,9 @@ constexpr double kShowAfterSeconds = 2.0;
 Progress::Progress(std::string label, std::size_t total, bool enabled)
     : label_(std::move(label)),
       total_(total),
-      enabled_(enabled && ::isatty(STDOUT_FILENO)),
+      // Under mpirun stdout is a pseudo-terminal even when the user redirects mpirun's output.
+      enabled_(enabled && ::isatty(STDOUT_FILENO) &&
+               std::getenv("OMPI_COMM_WORLD_RANK") == nullptr),
       started_(coll::now_seconds()) {}
 
 Progress::~Progress() {
