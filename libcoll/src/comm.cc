@@ -60,7 +60,17 @@ struct Comm::Impl {
 };
 
 Comm::Comm(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-Comm::~Comm() = default;
+Comm::~Comm() {
+  // A barrier over the transport before tearing it down: a peer may still need this rank's
+  // progress to complete its last sends (UCX rendezvous acknowledgements).
+  if (impl_->broken.empty() && size() > 1) {
+    try {
+      barrier();
+    } catch (const Error&) {
+      // Already failing: the transport's forced close handles the rest.
+    }
+  }
+}
 
 std::unique_ptr<Comm> Comm::from_environment() {
   Config config = Config::from_environment();
@@ -173,8 +183,11 @@ void Comm::recv(void* data, std::size_t bytes, int peer, std::uint32_t tag) {
   impl.transport->wait(request);
 }
 
+// Over the transport, not the bootstrap store: waiting in the store would stop this rank from
+// progressing UCX, and a peer still completing a rendezvous send to it would wait forever.
 void Comm::barrier() {
-  impl_->bootstrap->barrier("barrier/" + std::to_string(++impl_->sequence));
+  std::uint8_t token = 0;
+  allreduce(&token, &token, 1, DataType::Uint8, ReduceOp::Max, "ring");
 }
 
 }  // namespace coll
