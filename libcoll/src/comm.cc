@@ -30,7 +30,10 @@ struct Comm::Impl {
     build_rank_map();
     for (int r = 0; r < bootstrap->size(); ++r) world.ranks.push_back(r);
     world.me = bootstrap->rank();
-    config.ucx.ranks_on_this_node = rank_map.local_size[static_cast<std::size_t>(world.me)];
+    // Cores are shared by every rank of this host, emulated nodes included.
+    const int host = rank_map.host_of_rank[static_cast<std::size_t>(world.me)];
+    config.ucx.ranks_on_this_host = static_cast<int>(
+        std::count(rank_map.host_of_rank.begin(), rank_map.host_of_rank.end(), host));
     transport = make_ucx_transport(*bootstrap, rank_map.node_of_rank, config.ucx);
   }
 

@@ -71,7 +71,7 @@ UcxTransport::UcxTransport(Bootstrap& bootstrap, const std::vector<int>& node_of
   const int me = bootstrap.rank();
   const int size = bootstrap.size();
   const long cores = std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN));
-  oversubscribed_ = options.ranks_on_this_node > cores;
+  oversubscribed_ = options.ranks_on_this_host > cores;
   const bool any_remote = std::any_of(node_of_rank.begin(), node_of_rank.end(),
                                       [&](int node) { return node != node_of_rank[me]; });
   local_ = std::make_unique<UcxWorker>(options.local_tls, options.net_devices);

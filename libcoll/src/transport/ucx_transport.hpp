@@ -15,7 +15,7 @@ struct UcxOptions {
   std::string net_tls = "tcp";        // COLL_UCX_NET_TLS
   std::string net_devices = "lo";     // COLL_UCX_NET_DEVICES
   double timeout_s = 60;              // COLL_TIMEOUT
-  int ranks_on_this_node = 1;         // more ranks than cores: yield while polling
+  int ranks_on_this_host = 1;         // more ranks than cores: yield while polling
 };
 
 // Collective over the bootstrap: every rank must construct it with the same node map.
