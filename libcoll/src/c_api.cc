@@ -15,6 +15,11 @@ struct collComm {
   std::string last_error;
 };
 
+struct collRequest {
+  coll::Request request;
+  collComm_t comm;
+};
+
 namespace {
 
 thread_local std::string last_error;
@@ -27,6 +32,23 @@ collResult_t fail(collComm_t comm, collResult_t result, const std::string& messa
   last_error = message;
   if (comm != nullptr) comm->last_error = message;
   return result;
+}
+
+// A C caller may pass any int as an enum, but C++ must not load an enum outside its range, so
+// the check reads the argument's bytes. Empty when both are valid, else the message.
+template <typename Enum>
+int c_enum_value(const Enum& value) {
+  static_assert(sizeof(Enum) == sizeof(int));
+  int raw = 0;
+  std::memcpy(&raw, &value, sizeof raw);
+  return raw;
+}
+std::string bad_type_or_op(const char* function, const collDataType_t& datatype,
+                           const collRedOp_t& op) {
+  const int type = c_enum_value(datatype), operation = c_enum_value(op);
+  if (type >= 0 && type < collNumTypes && operation >= 0 && operation < collNumOps) return {};
+  return std::string(function) + ": invalid datatype " + std::to_string(type) + " or op " +
+         std::to_string(operation);
 }
 
 template <typename Body>
@@ -120,15 +142,46 @@ collResult_t collAllReduce(const void* sendbuff, void* recvbuff, size_t count,
                            collDataType_t datatype, collRedOp_t op, collComm_t comm,
                            collStream_t /*stream*/) {
   if (comm == nullptr) return fail(nullptr, collInvalidArgument, "collAllReduce: null comm");
-  if (datatype < 0 || datatype >= collNumTypes || op < 0 || op >= collNumOps) {
-    return fail(comm, collInvalidArgument,
-                "collAllReduce: invalid datatype " + std::to_string(datatype) + " or op " +
-                    std::to_string(op));
+  if (const std::string bad = bad_type_or_op("collAllReduce", datatype, op); !bad.empty()) {
+    return fail(comm, collInvalidArgument, bad);
   }
   return guarded(comm, [&] {
     comm->comm->allreduce(sendbuff, recvbuff, count, static_cast<coll::DataType>(datatype),
                           static_cast<coll::ReduceOp>(op));
   });
+}
+
+collResult_t collAllReduceAsync(const void* sendbuff, void* recvbuff, size_t count,
+                                collDataType_t datatype, collRedOp_t op, unsigned long long tag,
+                                collComm_t comm, collRequest_t* request) {
+  if (comm == nullptr || request == nullptr) {
+    return fail(comm, collInvalidArgument, "collAllReduceAsync: null comm or request");
+  }
+  *request = nullptr;
+  if (const std::string bad = bad_type_or_op("collAllReduceAsync", datatype, op); !bad.empty()) {
+    return fail(comm, collInvalidArgument, bad);
+  }
+  return guarded(comm, [&] {
+    auto handle = std::make_unique<collRequest>();
+    handle->comm = comm;
+    handle->request = comm->comm->allreduce_async(sendbuff, recvbuff, count,
+                                                  static_cast<coll::DataType>(datatype),
+                                                  static_cast<coll::ReduceOp>(op), {}, tag);
+    *request = handle.release();
+  });
+}
+
+collResult_t collTest(collRequest_t request, int* done) {
+  if (request == nullptr || done == nullptr) {
+    return fail(nullptr, collInvalidArgument, "collTest: null request or flag");
+  }
+  return guarded(request->comm, [&] { *done = request->request.test() ? 1 : 0; });
+}
+
+collResult_t collWait(collRequest_t request) {
+  if (request == nullptr) return fail(nullptr, collInvalidArgument, "collWait: null request");
+  const std::unique_ptr<collRequest> owned(request);
+  return guarded(owned->comm, [&] { owned->request.wait(); });
 }
 
 const char* collGetErrorString(collResult_t result) {

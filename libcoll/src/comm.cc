@@ -9,6 +9,7 @@
 #include "core/argument_check.hpp"
 #include "core/buffer_pool.hpp"
 #include "core/config.hpp"
+#include "core/progress_engine.hpp"
 #include "model/selector.hpp"
 #include "topology/rank_map.hpp"
 #include "transport/ucx_transport.hpp"
@@ -24,6 +25,8 @@ struct Comm::Impl {
   Group world;
   std::uint64_t sequence = 0;
   std::string broken;  // the first error; a failed communicator refuses further calls
+  // Started by the first allreduce_async; from then on every transport call runs on its thread.
+  std::unique_ptr<ProgressEngine> engine;
 
   Impl(Config configuration, std::unique_ptr<Bootstrap> boot)
       : config(std::move(configuration)), bootstrap(std::move(boot)) {
@@ -54,6 +57,10 @@ struct Comm::Impl {
 
   std::string where() const { return "rank " + std::to_string(world.me) + ": "; }
 
+  void run_allreduce(const AllreduceArgs& args, const std::string& algorithm, std::uint64_t tag);
+  template <typename Work>
+  void serialized(Work&& work);
+
   void check_peer(int peer, const char* what) const {
     if (peer < 0 || peer >= world.size() || peer == world.me) {
       throw Error(Status::InvalidArgument,
@@ -64,6 +71,7 @@ struct Comm::Impl {
 
 Comm::Comm(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Comm::~Comm() {
+  impl_->engine.reset();  // runs what is still queued, then stops its thread
   // A barrier over the transport before tearing it down: a peer may still need this rank's
   // progress to complete its last sends (UCX rendezvous acknowledgements).
   if (impl_->broken.empty() && size() > 1) {
@@ -121,69 +129,120 @@ std::string Comm::describe() const {
          impl_->bootstrap->describe() + ", " + impl_->transport->describe();
 }
 
-void Comm::allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
-                     std::string_view algorithm) {
-  Impl& impl = *impl_;
-  if (!impl.broken.empty()) {
-    throw Error(Status::InvalidUsage,
-                impl.where() + "communicator unusable after an earlier error: " + impl.broken);
-  }
+namespace {
+
+void validate(const std::string& where, const void* send, const void* recv, std::size_t count,
+              DataType type, ReduceOp op) {
   if (static_cast<unsigned>(type) >= kNumDataTypes || static_cast<unsigned>(op) >= kNumReduceOps) {
-    throw Error(Status::InvalidArgument, impl.where() + "allreduce: invalid data type " +
+    throw Error(Status::InvalidArgument, where + "allreduce: invalid data type " +
                                              std::to_string(int(type)) + " or operation " +
                                              std::to_string(int(op)));
   }
   if (count > 0 && (send == nullptr || recv == nullptr)) {
     throw Error(Status::InvalidArgument,
-                impl.where() + "allreduce: null buffer with count " + std::to_string(count));
+                where + "allreduce: null buffer with count " + std::to_string(count));
   }
-  std::string name(algorithm.empty() ? std::string_view(impl.config.algorithm) : algorithm);
+}
+
+}  // namespace
+
+void Comm::Impl::run_allreduce(const AllreduceArgs& args, const std::string& algorithm,
+                               std::uint64_t tag) {
+  if (!broken.empty()) {
+    throw Error(Status::InvalidUsage,
+                where() + "communicator unusable after an earlier error: " + broken);
+  }
+  std::string name = algorithm.empty() ? config.algorithm : algorithm;
   // "auto": the cost model's pick for this size on this node map. Every rank must pick the same;
   // the argument check below compares the resolved names, so a disagreement fails loudly.
-  if (name == "auto")
-    name = model::choose_for(impl.rank_map.node_of_rank, count * dtype_size(type));
+  if (name == "auto") {
+    name = model::choose_for(rank_map.node_of_rank, args.count * dtype_size(args.type));
+  }
   const AlgorithmInfo* info = find_algorithm(name);
   if (info == nullptr || !is_available(*info)) {
     std::string known;
-    for (const auto& candidate : algorithms()) known += (known.empty() ? "" : ", ") + candidate;
+    for (const auto& candidate : Comm::algorithms()) {
+      known += (known.empty() ? "" : ", ") + candidate;
+    }
     throw Error(Status::InvalidArgument,
-                impl.where() +
-                    (info ? "all-reduce algorithm '" + std::string(name) +
-                                "' is not available in this process ("
-                          : "unknown all-reduce algorithm '" + std::string(name) + "' (") +
+                where() +
+                    (info ? "all-reduce algorithm '" + name + "' is not available in this process ("
+                          : "unknown all-reduce algorithm '" + name + "' (") +
                     "available: " + known + ")");
   }
-  const AllreduceArgs args{send, recv, count, type, op};
-  const std::uint64_t sequence = ++impl.sequence;
-  const CallDescriptor call = CallDescriptor::make(sequence, args, info->name);
+  const std::uint64_t this_sequence = ++sequence;
+  const CallDescriptor call = CallDescriptor::make(this_sequence, args, info->name, tag);
   try {
-    if (impl.config.check_arguments && impl.world.size() > 1) {
-      check_same_call(*impl.transport, impl.world, TagSpace(sequence, 15), call);
+    if (config.check_arguments && world.size() > 1) {
+      check_same_call(*transport, world, TagSpace(this_sequence, 15), call);
     }
     const CollectiveContext context{
-        *impl.transport,       impl.pool,         impl.world, impl.rank_map.node_of_rank,
-        TagSpace(sequence, 0), impl.config.tuning};
+        *transport, pool, world, rank_map.node_of_rank, TagSpace(this_sequence, 0), config.tuning};
     info->run(context, args);
   } catch (const Error& error) {
-    impl.broken = call.describe() + ": " + error.what();
-    throw Error(error.status(), impl.where() + impl.broken);
+    broken = call.describe() + ": " + error.what();
+    throw Error(error.status(), where() + broken);
   }
+}
+
+// Runs `work` on the engine's thread when the engine runs (UCX is then used from that thread
+// only), else here.
+template <typename Work>
+void Comm::Impl::serialized(Work&& work) {
+  if (engine && !engine->on_engine_thread()) {
+    engine->submit(std::forward<Work>(work))->wait();
+  } else {
+    work();
+  }
+}
+
+void Comm::allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
+                     std::string_view algorithm) {
+  Impl& impl = *impl_;
+  validate(impl.where(), send, recv, count, type, op);
+  const AllreduceArgs args{send, recv, count, type, op};
+  impl.serialized(
+      [&impl, args, name = std::string(algorithm)] { impl.run_allreduce(args, name, 0); });
+}
+
+Request Comm::allreduce_async(const void* send, void* recv, std::size_t count, DataType type,
+                              ReduceOp op, std::string_view algorithm, std::uint64_t tag) {
+  Impl& impl = *impl_;
+  validate(impl.where(), send, recv, count, type, op);
+  if (!impl.engine) impl.engine = std::make_unique<ProgressEngine>();
+  const AllreduceArgs args{send, recv, count, type, op};
+  return Request(impl.engine->submit(
+      [&impl, args, name = std::string(algorithm), tag] { impl.run_allreduce(args, name, tag); }));
+}
+
+bool Request::test() {
+  if (!completion_) throw Error(Status::InvalidUsage, "test() on an empty coll::Request");
+  return completion_->test();
+}
+
+void Request::wait() {
+  if (!completion_) throw Error(Status::InvalidUsage, "wait() on an empty coll::Request");
+  completion_->wait();
 }
 
 void Comm::send(const void* data, std::size_t bytes, int peer, std::uint32_t tag) {
   Impl& impl = *impl_;
   impl.check_peer(peer, "send");
-  auto request =
-      impl.transport->send(peer, TagSpace::point_to_point().make(rank(), tag), data, bytes);
-  impl.transport->wait(request);
+  impl.serialized([&] {
+    auto request =
+        impl.transport->send(peer, TagSpace::point_to_point().make(rank(), tag), data, bytes);
+    impl.transport->wait(request);
+  });
 }
 
 void Comm::recv(void* data, std::size_t bytes, int peer, std::uint32_t tag) {
   Impl& impl = *impl_;
   impl.check_peer(peer, "recv");
-  auto request =
-      impl.transport->recv(peer, TagSpace::point_to_point().make(peer, tag), data, bytes);
-  impl.transport->wait(request);
+  impl.serialized([&] {
+    auto request =
+        impl.transport->recv(peer, TagSpace::point_to_point().make(peer, tag), data, bytes);
+    impl.transport->wait(request);
+  });
 }
 
 // Over the transport, not the bootstrap store: waiting in the store would stop this rank from

@@ -24,6 +24,24 @@ TEST(CApi, InitFromUniqueId) {
   }
 }
 
+TEST(AsyncApi, QueuedAllreducesCompleteInOrderAndExact) {
+  for (const char* shape : {"--ranks-per-node 3", "--nodes 2 --ranks-per-node 2"}) {
+    const auto result = run_command(
+        std::string(COLLRUN_PATH) + " " + shape + " " + RANK_PROGRAM_PATH + " async", 120);
+    EXPECT_EQ(result.exit_code, 0) << shape << ": " << result.output;
+    EXPECT_NE(result.output.find("wrong 0"), std::string::npos) << result.output;
+  }
+}
+
+TEST(AsyncApi, RanksQueueingInDifferentOrdersGetAnErrorSayingSo) {
+  const auto result = run_command("COLL_TIMEOUT=20 " + std::string(COLLRUN_PATH) +
+                                      " --ranks-per-node 2 " + RANK_PROGRAM_PATH + " misordered",
+                                  60);
+  EXPECT_NE(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("issued their collectives in different orders"), std::string::npos)
+      << result.output;
+}
+
 TEST(MpiBootstrap, RingIsBitExactUnderMpirun) {
   const auto result = run_command("mpirun --allow-run-as-root --oversubscribe -np 3 " +
                                       std::string(RANK_PROGRAM_PATH) + " check ring 0 1 2 7 1000",

@@ -5,6 +5,8 @@
 //   stall RANK AFTER      RANK stops answering (sleeps) after AFTER all-reduces
 //   late RANK SECONDS     RANK joins the job SECONDS late
 //   mismatch              rank 1 passes a different count
+//   async                 queues many all-reduces while "computing", waits, checks each
+//   misordered            rank 1 queues two equal-size tensors in the other order
 #include <unistd.h>
 
 #include <csignal>
@@ -64,6 +66,45 @@ void loop_until(coll::Comm& comm, int victim, int after, void (*act)()) {
   }
 }
 
+// Tensors of assorted sizes queued one by one with a little "compute" in between, as backward
+// produces gradients; then a blocking call, which must queue behind them.
+std::size_t check_async(coll::Comm& comm) {
+  coll::BufferPool pool;
+  std::vector<std::size_t> counts;
+  for (std::size_t i = 0; i < 40; ++i) counts.push_back((i * 7919) % 70001 + (i % 5 == 0 ? 0 : 1));
+  std::size_t total = 0;
+  for (std::size_t c : counts) total += c;
+  auto send = pool.acquire(total * sizeof(float) + 64);
+  auto recv = pool.acquire(total * sizeof(float) + 64);
+  auto* in = reinterpret_cast<float*>(send.data());
+  auto* out = reinterpret_cast<float*>(recv.data());
+  collbench::fill_input(DataType::Float32, ReduceOp::Sum, comm.rank(), in, total);
+  std::vector<coll::Request> requests;
+  std::size_t offset = 0;
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    requests.push_back(comm.allreduce_async(in + offset, out + offset, counts[i], DataType::Float32,
+                                            ReduceOp::Sum, {}, i + 1));
+    offset += counts[i];
+    ::usleep(200);  // the next layer's backward
+  }
+  float scalar = 1.0f;
+  comm.allreduce(&scalar, &scalar, 1, DataType::Float32, ReduceOp::Sum);
+  for (auto& request : requests) request.wait();
+  std::size_t wrong = scalar == float(comm.size()) ? 0 : 1;
+  return wrong + collbench::count_wrong(DataType::Float32, ReduceOp::Sum, comm.size(), out, total);
+}
+
+void queue_misordered(coll::Comm& comm) {
+  std::vector<float> a(1000, 1.0f), b(1000, 2.0f);
+  const bool swap = comm.rank() == 1;
+  auto first = comm.allreduce_async(swap ? b.data() : a.data(), swap ? b.data() : a.data(), 1000,
+                                    DataType::Float32, ReduceOp::Sum, {}, swap ? 2 : 1);
+  auto second = comm.allreduce_async(swap ? a.data() : b.data(), swap ? a.data() : b.data(), 1000,
+                                     DataType::Float32, ReduceOp::Sum, {}, swap ? 1 : 2);
+  first.wait();
+  second.wait();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -85,6 +126,12 @@ int main(int argc, char** argv) {
       if (comm->rank() == 0) std::printf("wrong %zu\n", wrong);
       return wrong == 0 ? 0 : 1;
     }
+    if (mode == "async") {
+      const std::size_t wrong = check_async(*comm);
+      if (comm->rank() == 0) std::printf("wrong %zu\n", wrong);
+      return wrong == 0 ? 0 : 1;
+    }
+    if (mode == "misordered") queue_misordered(*comm);
     if (mode == "die") {
       loop_until(*comm, std::stoi(args.at(1)), std::stoi(args.at(2)), [] { std::raise(SIGKILL); });
     } else if (mode == "stall") {

@@ -74,6 +74,19 @@ collResult_t collAllReduce(const void* sendbuff, void* recvbuff, size_t count,
                            collDataType_t datatype, collRedOp_t op, collComm_t comm,
                            collStream_t stream);
 
+/* Non-blocking all-reduce: queued on the communicator's progress engine, run in order while the
+ * caller computes. The buffers must stay untouched until collWait returns (or collTest reports
+ * done). `tag` identifies the data (e.g. a tensor id; 0 = none): ranks that queue different
+ * tensors in the same slot fail with an error saying so. */
+typedef struct collRequest* collRequest_t;
+collResult_t collAllReduceAsync(const void* sendbuff, void* recvbuff, size_t count,
+                                collDataType_t datatype, collRedOp_t op, unsigned long long tag,
+                                collComm_t comm, collRequest_t* request);
+/* *done = 1 once complete (the request stays valid until collWait). */
+collResult_t collTest(collRequest_t request, int* done);
+/* Waits for completion and releases the request. */
+collResult_t collWait(collRequest_t request);
+
 const char* collGetErrorString(collResult_t result);
 /* The message of the last failed call on this thread (naming rank, peer and operation). */
 const char* collGetLastError(collComm_t comm);

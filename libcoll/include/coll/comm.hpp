@@ -14,6 +14,23 @@
 
 namespace coll {
 
+class Completion;
+
+// A collective queued with Comm::allreduce_async. Its buffers must stay valid, and untouched by
+// the caller, until wait() returns or test() returns true.
+class Request {
+ public:
+  Request() = default;
+  bool test();  // true once complete; throws the collective's coll::Error if it failed
+  void wait();  // blocks (without spinning) until complete; throws the collective's error
+  bool valid() const { return completion_ != nullptr; }
+
+ private:
+  friend class Comm;
+  explicit Request(std::shared_ptr<Completion> completion) : completion_(std::move(completion)) {}
+  std::shared_ptr<Completion> completion_;
+};
+
 class Comm {
  public:
   // From the environment contract (COLL_RANK, COLL_SIZE, COLL_STORE, COLL_TOKEN, COLL_NODE), or
@@ -39,6 +56,14 @@ class Comm {
   // collective and the peer involved; after an error the communicator refuses further calls.
   void allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
                  std::string_view algorithm = {});
+
+  // Queues the all-reduce on the communicator's progress engine (a thread started on first use)
+  // and returns at once; queued collectives run in order. Every rank must queue the same
+  // collectives in the same order: `tag` (e.g. a tensor id) makes ranks that queued different
+  // tensors of equal size fail with an error saying so instead of silently swapping data.
+  // Once the engine runs, blocking calls on this communicator queue behind it.
+  Request allreduce_async(const void* send, void* recv, std::size_t count, DataType type,
+                          ReduceOp op, std::string_view algorithm = {}, std::uint64_t tag = 0);
   void barrier();
 
   // Blocking point-to-point messages (for diagnostics such as colltopo --measure); `tag`

@@ -7,8 +7,9 @@
 namespace coll {
 
 CallDescriptor CallDescriptor::make(std::uint64_t sequence, const AllreduceArgs& args,
-                                    std::string_view algorithm) {
+                                    std::string_view algorithm, std::uint64_t tag) {
   CallDescriptor descriptor{};
+  descriptor.tag = tag;
   descriptor.sequence = sequence;
   descriptor.count = args.count;
   descriptor.type = static_cast<std::int32_t>(args.type);
@@ -26,7 +27,8 @@ std::string CallDescriptor::describe() const {
                            : std::string_view("?");
   return "allreduce #" + std::to_string(sequence) + " of " + std::to_string(count) + " x " +
          std::string(type_name) + " " + std::string(op_text) + " (" +
-         std::string(algorithm, strnlen(algorithm, sizeof algorithm)) + ")";
+         std::string(algorithm, strnlen(algorithm, sizeof algorithm)) + ")" +
+         (tag != 0 ? " tagged " + std::to_string(tag) : "");
 }
 
 void check_same_call(Transport& transport, const Group& group, const TagSpace& tags,
@@ -40,9 +42,12 @@ void check_same_call(Transport& transport, const Group& group, const TagSpace& t
   };
   transport.wait_all(requests);
   if (std::memcmp(&theirs, &mine, sizeof mine) != 0) {
-    throw Error(Status::InvalidUsage, "rank " + std::to_string(left) + " called " +
-                                          theirs.describe() + " but this rank called " +
-                                          mine.describe());
+    const bool reordered = theirs.tag != mine.tag || theirs.count != mine.count;
+    throw Error(Status::InvalidUsage,
+                "rank " + std::to_string(left) + " called " + theirs.describe() +
+                    " but this rank called " + mine.describe() +
+                    (reordered ? ": the ranks issued their collectives in different orders"
+                               : ": the ranks passed different arguments"));
   }
 }
 

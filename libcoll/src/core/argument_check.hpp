@@ -16,10 +16,11 @@ struct CallDescriptor {
   std::uint64_t count;
   std::int32_t type;
   std::int32_t op;
+  std::uint64_t tag;  // caller's id of the data (Comm::allreduce_async), 0 when none
   char algorithm[24];
 
   static CallDescriptor make(std::uint64_t sequence, const AllreduceArgs& args,
-                             std::string_view algorithm);
+                             std::string_view algorithm, std::uint64_t tag = 0);
   std::string describe() const;  // "allreduce #7 of 1000 x float32 sum (ring)"
 };
 

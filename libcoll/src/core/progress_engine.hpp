@@ -1,0 +1,49 @@
+// A communicator's progress engine: one thread that runs queued collectives in order while the
+// caller computes, and sleeps on a condition variable when the queue is empty (no core burned).
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+namespace coll {
+
+// Completion of one queued task, shared by the engine and the caller's Request.
+class Completion {
+ public:
+  void finish(std::exception_ptr error);
+  bool test();  // true once finished; rethrows the task's error
+  void wait();  // blocks until finished; rethrows the task's error
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable finished_;
+  bool done_ = false;
+  std::exception_ptr error_;
+};
+
+class ProgressEngine {
+ public:
+  ProgressEngine();
+  ~ProgressEngine();  // runs what is queued, then joins the thread
+  ProgressEngine(const ProgressEngine&) = delete;
+  ProgressEngine& operator=(const ProgressEngine&) = delete;
+
+  std::shared_ptr<Completion> submit(std::function<void()> task);
+  bool on_engine_thread() const { return std::this_thread::get_id() == thread_.get_id(); }
+
+ private:
+  void run();
+
+  std::mutex mutex_;
+  std::condition_variable work_;
+  std::deque<std::pair<std::function<void()>, std::shared_ptr<Completion>>> queue_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace coll
