@@ -123,6 +123,13 @@ UcxTransport::~UcxTransport() {
   }
   close_endpoints(healthy);  // a forced close also fails sends stuck on a dead peer
   cancel_in_flight();
+  if (!healthy) {
+    // Sends to a dead peer over shared memory can be neither completed nor cancelled, and
+    // destroying their worker makes UCX print a screen of "not returned to mpool" warnings
+    // that bury the real error. A failed job is about to exit: leave the workers to it.
+    (void)local_.release();
+    (void)net_.release();
+  }
 }
 
 void UcxTransport::track(void* request) {
