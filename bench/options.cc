@@ -9,6 +9,7 @@
 #include "core/env.hpp"
 #include "model/preset.hpp"
 #include "model_table.hpp"
+#include "schedule/fusion_plan.hpp"
 
 namespace po = boost::program_options;
 
@@ -74,7 +75,18 @@ Options parse_options(int argc, const char* const* argv) {
       "model definition the tensors come from (default per model; see bench/models)")(
       "per-layer", po::bool_switch(&options.per_layer), "print the per-tensor breakdown")(
       "models-dir", po::value(&options.models_dir)->default_value(COLL_MODELS_DIR),
-      "directory of the model tables");
+      "directory of the model tables")(
+      "fusion", po::value(&options.fusion)->default_value("none"),
+      "gradient fusion: none, threshold:BYTES (Horovod), buckets:BYTES (DDP), mgwfbp, auto")(
+      "overlap", po::bool_switch(&options.overlap),
+      "replay a training iteration: backward emulated layer by layer, each bucket's all-reduce "
+      "starting when its last gradient is ready")(
+      "compute-profile", po::value(&options.compute_profile)->default_value("p40"),
+      "per-layer backward times: p40 (from FLOPs, see docs) or a CSV file "
+      "(index|layer,backward_ms)")("compute-scale",
+                                   po::value(&options.compute_scale)->default_value(1.0),
+                                   "multiply the compute profile's times")(
+      "trace", po::value(&options.trace_path), "write a Chrome-trace JSON timeline of every rank");
   po::options_description cost("Cost model");
   cost.add_options()("calibrate", po::bool_switch(&options.calibrate),
                      "measure alpha/beta per link class and gamma, save them "
@@ -160,6 +172,22 @@ Options parse_options(int argc, const char* const* argv) {
     } catch (const coll::Error& error) {
       throw UsageError(error.what());
     }
+  }
+  try {
+    coll::schedule::parse_policy(options.fusion);
+  } catch (const coll::Error& error) {
+    throw UsageError(std::string("--fusion: ") + error.what());
+  }
+  if (!(options.compute_scale > 0) || options.compute_scale > 1e6) {
+    throw UsageError("--compute-scale must be a positive factor");
+  }
+  options.iteration_replay =
+      options.overlap || !values["fusion"].defaulted() || !options.trace_path.empty() ||
+      !values["compute-profile"].defaulted() || !values["compute-scale"].defaulted();
+  if (options.iteration_replay && options.model.empty()) {
+    throw UsageError(
+        "--overlap, --fusion, --compute-profile, --compute-scale and --trace need "
+        "--model-gradients");
   }
   if (!options.model.empty()) {
     try {  // validate now, in the launcher, rather than in every rank

@@ -40,6 +40,13 @@ struct Options {
   std::string model_variant;
   std::string models_dir;
   bool per_layer = false;
+  // Layer-pipelined replay (a training iteration: backward emulated, all-reduces overlapped).
+  std::string fusion = "none";  // none | threshold:BYTES | buckets:BYTES | mgwfbp | auto
+  bool overlap = false;
+  std::string compute_profile = "p40";  // p40 (derived from FLOPs) or a CSV file
+  double compute_scale = 1.0;
+  std::string trace_path;         // Chrome-trace JSON of every rank's timeline
+  bool iteration_replay = false;  // any of the above given: replay with emulated compute
 
   // Cost model.
   bool calibrate = false;   // measure alpha/beta/gamma, save them, exit

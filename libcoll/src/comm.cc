@@ -220,6 +220,13 @@ bool Request::test() {
   return completion_->test();
 }
 
+double Request::started_at() const {
+  return completion_ ? completion_->times().first : 0;
+}
+double Request::finished_at() const {
+  return completion_ ? completion_->times().second : 0;
+}
+
 void Request::wait() {
   if (!completion_) throw Error(Status::InvalidUsage, "wait() on an empty coll::Request");
   completion_->wait();

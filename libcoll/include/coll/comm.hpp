@@ -24,6 +24,10 @@ class Request {
   bool test();  // true once complete; throws the collective's coll::Error if it failed
   void wait();  // blocks (without spinning) until complete; throws the collective's error
   bool valid() const { return completion_ != nullptr; }
+  // When the engine started and finished running it, in steady-clock seconds (the clock of
+  // std::chrono::steady_clock); 0 while not yet started / finished.
+  double started_at() const;
+  double finished_at() const;
 
  private:
   friend class Comm;

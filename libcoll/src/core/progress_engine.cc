@@ -1,10 +1,23 @@
 #include "core/progress_engine.hpp"
 
+#include "core/clock.hpp"
+
 namespace coll {
+
+void Completion::start() {
+  std::lock_guard lock(mutex_);
+  started_s_ = now_seconds();
+}
+
+std::pair<double, double> Completion::times() {
+  std::lock_guard lock(mutex_);
+  return {started_s_, finished_s_};
+}
 
 void Completion::finish(std::exception_ptr error) {
   {
     std::lock_guard lock(mutex_);
+    finished_s_ = now_seconds();
     done_ = true;
     error_ = std::move(error);
   }
@@ -53,6 +66,7 @@ void ProgressEngine::run() {
     queue_.pop_front();
     lock.unlock();
     try {
+      completion->start();
       task();
       completion->finish(nullptr);
     } catch (...) {

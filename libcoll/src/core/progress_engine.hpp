@@ -9,13 +9,17 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <utility>
 
 namespace coll {
 
 // Completion of one queued task, shared by the engine and the caller's Request.
 class Completion {
  public:
+  void start();  // the engine began running the task (records the time)
   void finish(std::exception_ptr error);
+  // Steady-clock seconds (coll::now_seconds) when the task started and finished; 0 before.
+  std::pair<double, double> times();
   bool test();  // true once finished; rethrows the task's error
   void wait();  // blocks until finished; rethrows the task's error
 
@@ -24,6 +28,8 @@ class Completion {
   std::condition_variable finished_;
   bool done_ = false;
   std::exception_ptr error_;
+  double started_s_ = 0;
+  double finished_s_ = 0;
 };
 
 class ProgressEngine {

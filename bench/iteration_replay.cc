@@ -1,0 +1,264 @@
+#include "iteration_replay.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+#include "core/buffer_pool.hpp"
+#include "core/clock.hpp"
+#include "exact_data.hpp"
+#include "explain.hpp"
+#include "json_writer.hpp"
+#include "model_table.hpp"
+#include "rank_stats.hpp"
+#include "schedule/chrome_trace.hpp"
+#include "schedule/compute_profile.hpp"
+#include "schedule/fusion_plan.hpp"
+#include "schedule/iteration_sim.hpp"
+
+namespace collbench {
+namespace {
+
+using coll::schedule::Bucket;
+using coll::schedule::ComputeProfile;
+
+struct Iteration {
+  double iteration_s = 0;
+  double backward_s = 0;
+  double comm_s = 0;                   // sum of the buckets' all-reduce durations
+  std::vector<double> start_s, end_s;  // per bucket, from the iteration's start
+};
+
+ComputeProfile load_profile(const Options& options, const ModelTable& table) {
+  std::vector<coll::schedule::TensorFlops> flops;
+  std::vector<std::string> layers;
+  for (const auto& tensor : table.tensors) {
+    flops.push_back({tensor.layer, tensor.forward_flops});
+    layers.push_back(tensor.layer);
+  }
+  const ComputeProfile base =
+      options.compute_profile == "p40"
+          ? coll::schedule::p40_preset(table.model, flops)
+          : coll::schedule::load_profile_csv(options.compute_profile, layers);
+  return coll::schedule::scale_profile(base, options.compute_scale);
+}
+
+void sleep_until(double deadline_s) {
+  const double wait = deadline_s - coll::now_seconds();
+  if (wait > 0) std::this_thread::sleep_for(std::chrono::duration<double>(wait));
+}
+
+Iteration run_once(coll::Comm& comm, const Options& options, const std::vector<Bucket>& buckets,
+                   const std::vector<double>& ready, const std::vector<std::size_t>& offsets,
+                   std::byte* grads, std::byte* reduced) {
+  const std::size_t elem = coll::dtype_size(options.type);
+  const std::string algorithm = options.algorithms.empty() ? "" : options.algorithms.front();
+  std::vector<coll::Request> requests;
+  auto enqueue = [&](const Bucket& bucket) {
+    const std::size_t offset = offsets[bucket.first] * elem;
+    requests.push_back(comm.allreduce_async(grads + offset, reduced + offset, bucket.bytes / elem,
+                                            options.type, options.op, algorithm, bucket.first + 1));
+  };
+  comm.barrier();
+  const double start = coll::now_seconds();
+  std::size_t next = 0;
+  for (std::size_t k = 0; k < ready.size(); ++k) {
+    sleep_until(start + ready[k]);  // layer k's backward
+    while (options.overlap && next < buckets.size() && buckets[next].last == k + 1) {
+      enqueue(buckets[next++]);
+    }
+  }
+  Iteration result;
+  result.backward_s = coll::now_seconds() - start;
+  while (next < buckets.size()) enqueue(buckets[next++]);
+  for (auto& request : requests) request.wait();
+  result.iteration_s = coll::now_seconds() - start;
+  for (const auto& request : requests) {
+    result.start_s.push_back(request.started_at() - start);
+    result.end_s.push_back(request.finished_at() - start);
+    result.comm_s += request.finished_at() - request.started_at();
+  }
+  return result;
+}
+
+// Rank 0 collects every rank's bucket timings of one iteration for the trace.
+std::vector<std::vector<double>> gather_timings(coll::Comm& comm, const Iteration& mine) {
+  std::vector<double> flat = mine.start_s;
+  flat.insert(flat.end(), mine.end_s.begin(), mine.end_s.end());
+  std::vector<std::vector<double>> all;
+  if (comm.rank() != 0) {
+    comm.send(flat.data(), flat.size() * sizeof(double), 0, 1);
+    return all;
+  }
+  all.push_back(flat);
+  for (int peer = 1; peer < comm.size(); ++peer) {
+    all.emplace_back(flat.size());
+    comm.recv(all.back().data(), flat.size() * sizeof(double), peer, 1);
+  }
+  return all;
+}
+
+void write_trace(const Options& options, const ComputeProfile& profile, const ModelTable& table,
+                 const std::vector<Bucket>& buckets,
+                 const std::vector<std::vector<double>>& timings) {
+  std::vector<coll::schedule::TraceEvent> events;
+  const auto ready = profile.ready_s();
+  for (int rank = 0; rank < static_cast<int>(timings.size()); ++rank) {
+    double previous = 0;
+    for (std::size_t k = 0; k < ready.size(); ++k) {
+      if (ready[k] > previous) {
+        events.push_back(
+            {rank, "backward", table.tensors[k].layer, previous, ready[k] - previous, {}});
+      }
+      previous = std::max(previous, ready[k]);
+    }
+    const auto& flat = timings[static_cast<std::size_t>(rank)];
+    for (std::size_t b = 0; b < buckets.size(); ++b) {
+      const double begin = flat[b], end = flat[buckets.size() + b];
+      events.push_back({rank,
+                        "all-reduce",
+                        "bucket " + std::to_string(b),
+                        begin,
+                        end - begin,
+                        {{"bytes", double(buckets[b].bytes)},
+                         {"tensors", double(buckets[b].last - buckets[b].first)},
+                         {"first tensor", table.tensors[buckets[b].first].layer}}});
+    }
+  }
+  coll::schedule::write_chrome_trace(options.trace_path, events);
+}
+
+}  // namespace
+
+std::size_t run_iteration_replay(coll::Comm& comm, const Options& options) {
+  const ModelTable table =
+      load_model_table(options.models_dir, options.model, options.model_variant);
+  const std::size_t elem = coll::dtype_size(options.type);
+  std::vector<std::size_t> offsets, tensor_bytes;
+  std::size_t total = 0;
+  for (const auto& tensor : table.tensors) {
+    offsets.push_back(total);
+    tensor_bytes.push_back(tensor.elements * elem);
+    total += tensor.elements;
+  }
+  const ComputeProfile profile = load_profile(options, table);
+  const std::string algorithm = options.algorithms.empty() ? "" : options.algorithms.front();
+  const coll::schedule::AllreduceCost cost = [&](std::size_t bytes) {
+    const auto predicted = predict_for(comm, algorithm, bytes);
+    return predicted ? predicted->time_us * 1e-6 : 0.0;
+  };
+  const auto plan = coll::schedule::make_plan(coll::schedule::parse_policy(options.fusion),
+                                              tensor_bytes, profile, cost);
+  // Tensors sit back to back in one gradient buffer, so every bucket is contiguous: fused
+  // all-reduces run in place on it, with no packing.
+  coll::BufferPool pool;
+  auto grads = pool.acquire(total * elem + 64);
+  auto reduced = pool.acquire(total * elem + 64);
+  fill_input(options.type, options.op, comm.rank(), grads.data(), total);
+
+  const auto ready = profile.ready_s();
+  std::vector<Iteration> iterations;
+  for (int i = 0; i < options.warmup + options.iterations; ++i) {
+    Iteration it =
+        run_once(comm, options, plan.buckets, ready, offsets, grads.data(), reduced.data());
+    it.iteration_s = max_over_ranks(comm, it.iteration_s);
+    if (i >= options.warmup) iterations.push_back(std::move(it));
+  }
+  const std::size_t wrong =
+      options.check ? sum_over_ranks(comm, count_wrong(options.type, options.op, comm.size(),
+                                                       reduced.data(), total))
+                    : 0;
+  const auto timings = options.trace_path.empty() ? std::vector<std::vector<double>>{}
+                                                  : gather_timings(comm, iterations.back());
+  if (comm.rank() != 0) return wrong;
+
+  std::vector<double> iteration_s, comm_s, backward_s;
+  for (const auto& it : iterations) {
+    iteration_s.push_back(it.iteration_s);
+    comm_s.push_back(it.comm_s);
+    backward_s.push_back(it.backward_s);
+  }
+  const double measured = median(iteration_s), backward = median(backward_s);
+  const double communication = median(comm_s);
+  const double exposed = std::max(0.0, measured - backward);
+  const auto simulated = options.overlap
+                             ? coll::schedule::simulate_wfbp(plan.buckets, profile, cost)
+                             : coll::schedule::simulate_no_overlap(plan.buckets, profile, cost);
+  auto percent = [](double model, double real) {
+    return real > 0 ? (model - real) / real * 100 : 0;
+  };
+
+  std::printf("# collbench training-iteration replay: %s (%s), %d ranks on %d node(s)\n",
+              table.model.c_str(), table.variant.c_str(), comm.size(), comm.num_nodes());
+  std::printf("# compute profile: %s\n", profile.source.c_str());
+  std::printf("# fusion %s: %zu buckets%s%s; overlap %s; algorithm %s\n", plan.policy.c_str(),
+              plan.buckets.size(), plan.note.empty() ? "" : " - ", plan.note.c_str(),
+              options.overlap ? "on (WFBP: each bucket starts when its last gradient is ready)"
+                              : "off (all after backward)",
+              algorithm.empty() ? "default" : algorithm.c_str());
+  std::printf("# iterations %d (after %d warm-up); medians; iteration = slowest rank\n",
+              options.iterations, options.warmup);
+  std::printf("#%-24s %12s %12s %8s\n", "", "measured", "model", "error");
+  std::printf(" %-24s %9.3f ms %9.3f ms\n", "backward (compute)", backward * 1e3,
+              simulated.backward_s * 1e3);
+  std::printf(" %-24s %9.3f ms %9.3f ms %7.0f%%\n", "iteration", measured * 1e3,
+              simulated.iteration_s * 1e3, percent(simulated.iteration_s, measured));
+  std::printf(" %-24s %9.3f ms %9.3f ms %7.0f%%\n", "communication (sum)", communication * 1e3,
+              simulated.comm_s * 1e3, percent(simulated.comm_s, communication));
+  std::printf(" %-24s %9.3f ms %9.3f ms %7.0f%%\n", "exposed communication", exposed * 1e3,
+              simulated.exposed_s * 1e3, percent(simulated.exposed_s, exposed));
+  std::printf(" %-24s %9.1f %% %9.1f %%\n", "hidden fraction",
+              communication > 0 ? (1 - exposed / communication) * 100 : 100.0,
+              simulated.hidden_fraction * 100);
+  std::printf("wrong elements       %zu%s\n", wrong, options.check ? "" : " (check disabled)");
+
+  const Iteration& last = iterations.back();
+  JsonWriter json;
+  json.begin_object()
+      .field("tool", "collbench")
+      .field("mode", "iteration-replay")
+      .field("model", table.model)
+      .field("variant", table.variant)
+      .field("ranks", comm.size())
+      .field("nodes", comm.num_nodes())
+      .field("fusion", plan.policy)
+      .field("overlap", options.overlap)
+      .field("compute_profile", profile.source)
+      .field("backward_ms", backward * 1e3)
+      .field("iteration_ms", measured * 1e3)
+      .field("communication_ms", communication * 1e3)
+      .field("exposed_ms", exposed * 1e3)
+      .field("model_iteration_ms", simulated.iteration_s * 1e3)
+      .field("model_exposed_ms", simulated.exposed_s * 1e3)
+      .field("wrong", wrong);
+  if (options.per_layer) {
+    std::printf("#\n# buckets of the last iteration (rank 0), ms from the iteration's start\n");
+    std::printf("#%6s %8s %12s %10s %10s %10s\n", "bucket", "tensors", "bytes", "ready", "start",
+                "end");
+  }
+  json.begin_array("buckets");
+  for (std::size_t b = 0; b < plan.buckets.size(); ++b) {
+    const double ready_ms = ready[plan.buckets[b].last - 1] * 1e3;
+    if (options.per_layer) {
+      std::printf(" %6zu %8zu %12zu %10.3f %10.3f %10.3f\n", b,
+                  plan.buckets[b].last - plan.buckets[b].first, plan.buckets[b].bytes, ready_ms,
+                  last.start_s[b] * 1e3, last.end_s[b] * 1e3);
+    }
+    json.begin_object()
+        .field("bytes", plan.buckets[b].bytes)
+        .field("ready_ms", ready_ms)
+        .field("start_ms", last.start_s[b] * 1e3)
+        .field("end_ms", last.end_s[b] * 1e3)
+        .end_object();
+  }
+  json.end_array().end_object();
+  if (!options.json_path.empty()) json.save(options.json_path);
+  if (!options.trace_path.empty()) {
+    write_trace(options, profile, table, plan.buckets, timings);
+    std::printf("# trace written to %s (open in chrome://tracing or ui.perfetto.dev)\n",
+                options.trace_path.c_str());
+  }
+  return wrong;
+}
+
+}  // namespace collbench
