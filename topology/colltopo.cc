@@ -9,9 +9,7 @@
 // collbench does. Exit codes: 0 success; 1 a rank failed; 2 bad command line. An --xml file that
 // is missing or corrupt is not an error: load_xml's one-line warning goes to stderr, the report
 // describes the fallback (this machine) with the warning in it, and the exit code stays 0.
-#include <unistd.h>
 
-#include <climits>
 #include <cstdio>
 #include <cstdlib>
 
@@ -29,16 +27,6 @@
 namespace {
 
 using colltopo::appendf;
-
-bool is_rank_process() {
-  return std::getenv("COLL_RANK") != nullptr || std::getenv("OMPI_COMM_WORLD_RANK") != nullptr;
-}
-
-std::string own_executable() {
-  char path[PATH_MAX];
-  const ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);
-  return n > 0 ? std::string(path, static_cast<std::size_t>(n)) : std::string();
-}
 
 void finish(const std::string& text, collbench::JsonWriter& json, const std::string& json_path) {
   std::fputs(text.c_str(), stdout);
@@ -134,9 +122,9 @@ int main(int argc, char** argv) {
   }
   try {
     if (!options.xml_files.empty()) return describe_files(options);
-    if (is_rank_process()) return run_rank(options);
+    if (coll::is_rank_process()) return run_rank(options);
     coll::LaunchSpec spec;
-    spec.program = own_executable();
+    spec.program = coll::own_executable();
     spec.args.assign(argv + 1, argv + argc);
     spec.nodes = options.nodes;
     spec.ranks_per_node = options.ranks_per_node;

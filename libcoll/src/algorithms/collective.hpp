@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -79,5 +80,14 @@ struct CollectiveContext {
     return {transport, pool, sub_group, node_of_rank, tags.with_stage(stage), tuning};
   }
 };
+
+// One rank, or nothing to reduce: the result is the input. Copies it (out of place) and returns
+// true; returns false when the algorithm has work to do.
+inline bool trivial_allreduce(const CollectiveContext& context, const AllreduceArgs& args) {
+  if (context.group.size() > 1 && args.count > 0) return false;
+  if (args.send != args.recv && args.count > 0)
+    std::memcpy(args.recv, args.send, args.count * dtype_size(args.type));
+  return true;
+}
 
 }  // namespace coll

@@ -174,12 +174,7 @@ class HalvingDoubling {
 };
 
 void halving_doubling_allreduce(const CollectiveContext& context, const AllreduceArgs& args) {
-  auto* recv = static_cast<std::byte*>(args.recv);
-  const auto* send = static_cast<const std::byte*>(args.send);
-  if (context.group.size() == 1 || args.count == 0) {
-    if (send != recv && args.count > 0) std::memcpy(recv, send, args.count * dtype_size(args.type));
-    return;
-  }
+  if (trivial_allreduce(context, args)) return;
   HalvingDoubling(context, args).run();
 }
 

@@ -114,11 +114,7 @@ std::size_t first_shard(std::size_t block, std::size_t shards, std::size_t local
 void hierarchical_allreduce(const CollectiveContext& context, const AllreduceArgs& args) {
   const std::size_t elem = dtype_size(args.type);
   const AlgorithmInfo& inter = inter_algorithm(context);
-  if (context.group.size() == 1 || args.count == 0) {
-    if (args.send != args.recv && args.count > 0)
-      std::memcpy(args.recv, args.send, args.count * elem);
-    return;
-  }
+  if (trivial_allreduce(context, args)) return;
   const NodeLayout layout = node_layout(context);
   std::size_t shard_count = 0;
   for (const auto& members : layout.nodes) shard_count = std::max(shard_count, members.size());
@@ -165,11 +161,7 @@ void hierarchical_allreduce(const CollectiveContext& context, const AllreduceArg
 void hierarchical_leader_allreduce(const CollectiveContext& context, const AllreduceArgs& args) {
   const std::size_t elem = dtype_size(args.type);
   const AlgorithmInfo& inter = inter_algorithm(context);
-  if (context.group.size() == 1 || args.count == 0) {
-    if (args.send != args.recv && args.count > 0)
-      std::memcpy(args.recv, args.send, args.count * elem);
-    return;
-  }
+  if (trivial_allreduce(context, args)) return;
   const NodeLayout layout = node_layout(context);
   AllreduceArgs sum = args;
   if (sum.op == ReduceOp::Avg) sum.op = ReduceOp::Sum;

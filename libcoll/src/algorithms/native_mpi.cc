@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "algorithms/registry.hpp"
+#include "bootstrap/bootstrap.hpp"
 #include "coll/error.hpp"
 #include "reduce/reducer.hpp"
 
@@ -19,15 +20,6 @@ bool running_under_mpi() {
   int initialized = 0;
   MPI_Initialized(&initialized);
   return initialized != 0 || std::getenv("OMPI_COMM_WORLD_RANK") != nullptr;
-}
-
-void check(int code, const char* what) {
-  if (code != MPI_SUCCESS) {
-    char text[MPI_MAX_ERROR_STRING];
-    int length = 0;
-    MPI_Error_string(code, text, &length);
-    throw Error(Status::SystemError, std::string(what) + " failed: " + std::string(text, length));
-  }
 }
 
 MPI_Comm communicator_for(const Group& group) {
@@ -43,7 +35,7 @@ MPI_Comm communicator_for(const Group& group) {
   MPI_Comm_group(MPI_COMM_WORLD, &world);
   MPI_Group_incl(world, group.size(), group.ranks.data(), &members);
   MPI_Comm comm = MPI_COMM_NULL;
-  check(MPI_Comm_create_group(MPI_COMM_WORLD, members, 0, &comm), "MPI_Comm_create_group");
+  check_mpi(MPI_Comm_create_group(MPI_COMM_WORLD, members, 0, &comm), "MPI_Comm_create_group");
   MPI_Group_free(&members);
   MPI_Group_free(&world);
   return cache[group.ranks] = comm;
@@ -114,9 +106,9 @@ void native_mpi_allreduce(const CollectiveContext& context, const AllreduceArgs&
   }
   const MPI_Comm comm = communicator_for(context.group);
   const void* send = args.send == args.recv ? MPI_IN_PLACE : args.send;
-  check(MPI_Allreduce(send, args.recv, static_cast<int>(args.count), mpi_type(args.type),
-                      mpi_op(args.type, args.op), comm),
-        "MPI_Allreduce");
+  check_mpi(MPI_Allreduce(send, args.recv, static_cast<int>(args.count), mpi_type(args.type),
+                          mpi_op(args.type, args.op), comm),
+            "MPI_Allreduce");
   if (args.op == ReduceOp::Avg) {
     finish_average(args.type, args.recv, args.count, context.group.size());
   }

@@ -94,10 +94,7 @@ void tree_allreduce(const CollectiveContext& context, const AllreduceArgs& args)
   const std::size_t elem = dtype_size(args.type);
   auto* recv = static_cast<std::byte*>(args.recv);
   const auto* send = static_cast<const std::byte*>(args.send);
-  if (n == 1 || args.count == 0) {
-    if (send != recv && args.count > 0) std::memcpy(recv, send, args.count * elem);
-    return;
-  }
+  if (trivial_allreduce(context, args)) return;
 
   const Partition halves(args.count, 2);
   const std::size_t longest = halves.max_length();

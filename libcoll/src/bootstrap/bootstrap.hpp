@@ -33,6 +33,9 @@ std::unique_ptr<Bootstrap> make_store_bootstrap(const std::string& address,
                                                 const std::string& token, int rank, int size,
                                                 double timeout_s);
 std::unique_ptr<Bootstrap> make_mpi_bootstrap();
+// Throws a SystemError naming `what` and MPI's message unless `code` is MPI_SUCCESS (for the
+// MPI bootstrap and the native MPI algorithm).
+void check_mpi(int code, const char* what);
 std::unique_ptr<Bootstrap> make_single_bootstrap();
 
 }  // namespace coll

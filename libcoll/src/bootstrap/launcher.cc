@@ -6,7 +6,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <climits>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 
@@ -136,6 +138,16 @@ bool failed(const RankProcess& process) {
 }
 
 }  // namespace
+
+bool is_rank_process() {
+  return std::getenv("COLL_RANK") != nullptr || std::getenv("OMPI_COMM_WORLD_RANK") != nullptr;
+}
+
+std::string own_executable() {
+  char path[PATH_MAX];
+  const ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);
+  return n > 0 ? std::string(path, static_cast<std::size_t>(n)) : std::string();
+}
 
 int launch_local(const LaunchSpec& spec) {
   std::vector<int> node_sizes = spec.node_sizes;

@@ -24,4 +24,11 @@ struct LaunchSpec {
 // was killed by a signal), after printing which rank failed and why.
 int launch_local(const LaunchSpec& spec);
 
+// True in a rank process: one launch_local started (COLL_RANK) or one under mpirun.
+bool is_rank_process();
+
+// The running executable's path (empty if /proc/self/exe cannot be read), so that a tool can
+// launch itself as its ranks.
+std::string own_executable();
+
 }  // namespace coll

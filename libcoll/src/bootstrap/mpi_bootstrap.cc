@@ -5,9 +5,8 @@
 #include "coll/error.hpp"
 
 namespace coll {
-namespace {
 
-void check(int code, const char* what) {
+void check_mpi(int code, const char* what) {
   if (code != MPI_SUCCESS) {
     char text[MPI_MAX_ERROR_STRING];
     int length = 0;
@@ -16,6 +15,8 @@ void check(int code, const char* what) {
   }
 }
 
+namespace {
+
 class MpiBootstrap final : public Bootstrap {
  public:
   MpiBootstrap() {
@@ -23,10 +24,11 @@ class MpiBootstrap final : public Bootstrap {
     MPI_Initialized(&initialized);
     if (!initialized) {
       int provided = 0;
-      check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided), "MPI_Init_thread");
+      check_mpi(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided),
+                "MPI_Init_thread");
       owns_mpi_ = true;
     }
-    check(MPI_Comm_dup(MPI_COMM_WORLD, &comm_), "MPI_Comm_dup");
+    check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &comm_), "MPI_Comm_dup");
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &size_);
   }
@@ -42,7 +44,8 @@ class MpiBootstrap final : public Bootstrap {
   std::vector<std::string> allgather(const std::string&, const std::string& mine) override {
     const int length = static_cast<int>(mine.size());
     std::vector<int> lengths(static_cast<std::size_t>(size_));
-    check(MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, comm_), "MPI_Allgather");
+    check_mpi(MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, comm_),
+              "MPI_Allgather");
     std::vector<int> offsets(lengths.size());
     int total = 0;
     for (std::size_t i = 0; i < lengths.size(); ++i) {
@@ -50,9 +53,9 @@ class MpiBootstrap final : public Bootstrap {
       total += lengths[i];
     }
     std::string joined(static_cast<std::size_t>(total), '\0');
-    check(MPI_Allgatherv(mine.data(), length, MPI_CHAR, joined.data(), lengths.data(),
-                         offsets.data(), MPI_CHAR, comm_),
-          "MPI_Allgatherv");
+    check_mpi(MPI_Allgatherv(mine.data(), length, MPI_CHAR, joined.data(), lengths.data(),
+                             offsets.data(), MPI_CHAR, comm_),
+              "MPI_Allgatherv");
     std::vector<std::string> all;
     for (std::size_t i = 0; i < lengths.size(); ++i) {
       all.push_back(joined.substr(static_cast<std::size_t>(offsets[i]),
@@ -61,7 +64,7 @@ class MpiBootstrap final : public Bootstrap {
     return all;
   }
 
-  void barrier(const std::string&) override { check(MPI_Barrier(comm_), "MPI_Barrier"); }
+  void barrier(const std::string&) override { check_mpi(MPI_Barrier(comm_), "MPI_Barrier"); }
   std::string describe() const override { return "mpi"; }
 
  private:
