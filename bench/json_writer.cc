@@ -5,38 +5,10 @@
 #include <fstream>
 
 #include "coll/error.hpp"
+#include "core/json_string.hpp"
 
 namespace collbench {
 namespace {
-
-std::string quoted(std::string_view text) {
-  std::string out = "\"";
-  for (const char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char escaped[8];
-          std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
-          out += escaped;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
 
 std::string number(double value) {
   if (!std::isfinite(value)) return "null";
@@ -52,7 +24,7 @@ void JsonWriter::prefix(std::string_view key) {
     if (!first_.back()) out_ += ",";
     first_.back() = false;
   }
-  if (!key.empty()) out_ += quoted(key) + ":";
+  if (!key.empty()) out_ += coll::json_quoted(key) + ":";
 }
 
 JsonWriter& JsonWriter::begin_object(std::string_view key) {
@@ -83,7 +55,7 @@ JsonWriter& JsonWriter::end_array() {
 
 JsonWriter& JsonWriter::field(std::string_view key, std::string_view value) {
   prefix(key);
-  out_ += quoted(value);
+  out_ += coll::json_quoted(value);
   return *this;
 }
 

@@ -3,6 +3,8 @@
 // processes and threads.
 #include "schedule/chrome_trace.hpp"
 
+#include "core/json_string.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -14,35 +16,7 @@ namespace coll::schedule {
 namespace {
 
 void append_string(std::string& out, const std::string& text) {
-  out += '"';
-  for (const char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char escaped[8];
-          std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(c));
-          out += escaped;
-        } else {
-          out += c;  // UTF-8 bytes pass through
-        }
-    }
-  }
-  out += '"';
+  out += json_quoted(text);
 }
 
 void append_number(std::string& out, double value, const char* what) {
