@@ -11,6 +11,7 @@
 #include "core/config.hpp"
 #include "core/progress_engine.hpp"
 #include "model/selector.hpp"
+#include "schedule/fusion_buffer.hpp"
 #include "topology/rank_map.hpp"
 #include "transport/ucx_transport.hpp"
 
@@ -213,6 +214,21 @@ Request Comm::allreduce_async(const void* send, void* recv, std::size_t count, D
   const AllreduceArgs args{send, recv, count, type, op};
   return Request(impl.engine->submit(
       [&impl, args, name = std::string(algorithm), tag] { impl.run_allreduce(args, name, tag); }));
+}
+
+Request Comm::allreduce_fused_async(std::span<const Tensor> tensors, ReduceOp op,
+                                    std::string_view algorithm, std::uint64_t tag) {
+  Impl& impl = *impl_;
+  // Validated now, so bad input fails in the caller, not later on the engine.
+  const auto fused = std::make_shared<schedule::FusionBuffer>(impl.pool, tensors);
+  validate(impl.where(), fused->data(), fused->data(), fused->count(), fused->type(), op);
+  if (!impl.engine) impl.engine = std::make_unique<ProgressEngine>();
+  return Request(impl.engine->submit([&impl, fused, op, name = std::string(algorithm), tag] {
+    fused->pack();
+    impl.run_allreduce({fused->data(), fused->data(), fused->count(), fused->type(), op}, name,
+                       tag);
+    fused->unpack();
+  }));
 }
 
 bool Request::test() {

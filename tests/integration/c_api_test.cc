@@ -33,6 +33,13 @@ TEST(AsyncApi, QueuedAllreducesCompleteInOrderAndExact) {
   }
 }
 
+TEST(AsyncApi, FusedAllreduceOfScatteredTensorsIsExact) {
+  const auto result =
+      run_command(std::string(COLLRUN_PATH) + " --nodes 3 " + RANK_PROGRAM_PATH + " fused", 120);
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("wrong 0"), std::string::npos) << result.output;
+}
+
 TEST(AsyncApi, RanksQueueingInDifferentOrdersGetAnErrorSayingSo) {
   const auto result = run_command("COLL_TIMEOUT=20 " + std::string(COLLRUN_PATH) +
                                       " --ranks-per-node 2 " + RANK_PROGRAM_PATH + " misordered",

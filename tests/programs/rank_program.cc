@@ -7,6 +7,7 @@
 //   mismatch              rank 1 passes a different count
 //   async                 queues many all-reduces while "computing", waits, checks each
 //   misordered            rank 1 queues two equal-size tensors in the other order
+//   fused                 scattered tensors (of each type) in one fused all-reduce, checked
 #include <unistd.h>
 
 #include <csignal>
@@ -94,6 +95,36 @@ std::size_t check_async(coll::Comm& comm) {
   return wrong + collbench::count_wrong(DataType::Float32, ReduceOp::Sum, comm.size(), out, total);
 }
 
+// Tensors in separate allocations, zero-size ones included, fused into one all-reduce.
+std::size_t check_fused(coll::Comm& comm) {
+  std::size_t wrong = 0;
+  for (int t = 0; t < coll::kNumDataTypes; ++t) {
+    const auto type = static_cast<DataType>(t);
+    const std::size_t elem = coll::dtype_size(type);
+    std::vector<std::vector<std::byte>> storage;
+    std::vector<coll::Tensor> tensors;
+    for (std::size_t count :
+         {std::size_t{7}, std::size_t{0}, std::size_t{1000}, std::size_t{1}, std::size_t{65537}}) {
+      storage.emplace_back(count * elem + 1);
+    }
+    std::size_t first = 0;
+    for (auto& bytes : storage) {
+      const std::size_t count = (bytes.size() - 1) / elem;
+      collbench::fill_input(type, ReduceOp::Sum, comm.rank(), bytes.data(), count, first);
+      tensors.push_back({bytes.data(), count, type});
+      first += count;
+    }
+    comm.allreduce_fused_async(tensors, ReduceOp::Sum, {}, std::uint64_t(t) + 1).wait();
+    first = 0;
+    for (const auto& tensor : tensors) {
+      wrong += collbench::count_wrong(type, ReduceOp::Sum, comm.size(), tensor.data, tensor.count,
+                                      first);
+      first += tensor.count;
+    }
+  }
+  return wrong;
+}
+
 void queue_misordered(coll::Comm& comm) {
   std::vector<float> a(1000, 1.0f), b(1000, 2.0f);
   const bool swap = comm.rank() == 1;
@@ -128,6 +159,11 @@ int main(int argc, char** argv) {
     }
     if (mode == "async") {
       const std::size_t wrong = check_async(*comm);
+      if (comm->rank() == 0) std::printf("wrong %zu\n", wrong);
+      return wrong == 0 ? 0 : 1;
+    }
+    if (mode == "fused") {
+      const std::size_t wrong = check_fused(*comm);
       if (comm->rank() == 0) std::printf("wrong %zu\n", wrong);
       return wrong == 0 ? 0 : 1;
     }

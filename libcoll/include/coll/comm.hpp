@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,6 +16,13 @@
 namespace coll {
 
 class Completion;
+
+// One tensor of a fused all-reduce: `count` elements of `type` at `data`, reduced in place.
+struct Tensor {
+  void* data;
+  std::size_t count;
+  DataType type;
+};
 
 // A collective queued with Comm::allreduce_async. Its buffers must stay valid, and untouched by
 // the caller, until wait() returns or test() returns true.
@@ -68,6 +76,12 @@ class Comm {
   // Once the engine runs, blocking calls on this communicator queue behind it.
   Request allreduce_async(const void* send, void* recv, std::size_t count, DataType type,
                           ReduceOp op, std::string_view algorithm = {}, std::uint64_t tag = 0);
+
+  // Tensor fusion for tensors anywhere in memory (all of one data type): the engine packs them
+  // into one pooled buffer, all-reduces it once, and unpacks the results into each tensor.
+  // The span and the tensors must stay valid until the request completes.
+  Request allreduce_fused_async(std::span<const Tensor> tensors, ReduceOp op,
+                                std::string_view algorithm = {}, std::uint64_t tag = 0);
   void barrier();
 
   // Blocking point-to-point messages (for diagnostics such as colltopo --measure); `tag`

@@ -31,6 +31,7 @@ BufferPool::Lease::~Lease() {
 }
 
 BufferPool::Lease BufferPool::acquire(std::size_t bytes) {
+  std::unique_lock lock(mutex_);
   auto best = free_.end();
   for (auto it = free_.begin(); it != free_.end(); ++it) {
     if ((*it)->size() >= bytes && (best == free_.end() || (*it)->size() < (*best)->size())) {
@@ -42,14 +43,17 @@ BufferPool::Lease BufferPool::acquire(std::size_t bytes) {
     free_.erase(best);
     return Lease(this, std::move(region));
   }
+  lock.unlock();  // faulting in a new region is slow: do not hold others up
   return Lease(this, std::make_unique<PinnedRegion>(bytes));
 }
 
 void BufferPool::give_back(std::unique_ptr<PinnedRegion> region) {
+  std::lock_guard lock(mutex_);
   free_.push_back(std::move(region));
 }
 
 std::size_t BufferPool::bytes_held() const {
+  std::lock_guard lock(mutex_);
   std::size_t total = 0;
   for (const auto& region : free_) total += region->size();
   return total;

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 namespace coll {
@@ -47,6 +48,7 @@ class BufferPool {
 
  private:
   void give_back(std::unique_ptr<PinnedRegion> region);
+  mutable std::mutex mutex_;  // the caller and the progress engine both lease
   std::vector<std::unique_ptr<PinnedRegion>> free_;
 };
 
