@@ -2,6 +2,7 @@
 #pragma once
 
 #include <sys/wait.h>
+#include <unistd.h>
 #include <cstdio>
 #include <string>
 
@@ -29,12 +30,18 @@ inline CommandResult run_command(const std::string& command, int limit_s = 120) 
 }
 
 // Processes whose command line contains `needle` (bracketing its first character keeps the
-// pattern from matching the shell that runs pgrep).
+// pattern from matching the shell that runs pgrep). A process killed a moment ago may still be
+// on its way out, so this looks again for up to 3 s; an orphan stays and is counted.
 inline int count_processes(const std::string& needle) {
   std::string command = "pgrep -c -f '[";
   command.append(needle, 0, 1).append("]").append(needle, 1).append("'");
-  const auto result = run_command(command, 10);
-  return std::atoi(result.output.c_str());
+  int found = 0;
+  for (int attempt = 0; attempt < 30; ++attempt) {
+    found = std::atoi(run_command(command, 10).output.c_str());
+    if (found == 0) break;
+    ::usleep(100000);
+  }
+  return found;
 }
 
 }  // namespace coll::testing
