@@ -101,7 +101,7 @@ TEST(FusionPolicy, ParsesEveryPolicyAndSuffix) {
 
 TEST(FusionPolicy, RejectsMalformedTextNamingIt) {
   for (const char* text : {"", "None", "threshold", "threshold:", "threshold:0", "threshold:12X",
-                           "buckets:-1", "buckets:25MB", "buckets: 25M", "mg-wfbp", "auto:1M",
+                           "buckets:-1", "buckets:25XB", "buckets: 25M", "mg-wfbp", "auto:1M",
                            "threshold:99999999999999999999", "threshold:99999999999G"}) {
     expect_invalid(text);
   }

@@ -1,5 +1,6 @@
 #include "core/env.hpp"
 
+#include <cctype>
 #include <cstdlib>
 #include <string>
 
@@ -14,7 +15,7 @@ std::optional<std::string> env_string(const char* name) {
 }
 
 std::optional<long long> parse_size(const std::string& text) {
-  if (text.empty()) return std::nullopt;
+  if (text.empty() || !std::isdigit(static_cast<unsigned char>(text[0]))) return std::nullopt;
   std::size_t used = 0;
   long long value = 0;
   try {

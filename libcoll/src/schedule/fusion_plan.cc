@@ -16,6 +16,8 @@
 // O(n^2) cost evaluations, any cost function, and ties go to the larger last bucket.
 #include "schedule/fusion_plan.hpp"
 
+#include "core/env.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -83,34 +85,11 @@ std::string Policy::text() const {
 }
 
 std::size_t parse_bytes(std::string_view text) {
-  const std::string quoted = "'" + std::string(text) + "'";
-  std::size_t digits = 0;
-  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
-  if (digits == 0) invalid("byte count " + quoted + " must start with digits");
-  std::size_t shift = 0;
-  const std::string_view suffix = text.substr(digits);
-  if (suffix == "K" || suffix == "k") {
-    shift = 10;
-  } else if (suffix == "M" || suffix == "m") {
-    shift = 20;
-  } else if (suffix == "G" || suffix == "g") {
-    shift = 30;
-  } else if (!suffix.empty()) {
-    invalid("byte count " + quoted + ": unknown suffix (use K, M or G)");
+  const auto value = parse_size(std::string(text));  // the one size syntax: 64, 4K, 25M, 1G
+  if (!value || *value == 0) {
+    invalid("byte count '" + std::string(text) + "' is not a positive size such as 64K or 25M");
   }
-  std::size_t value = 0;
-  for (std::size_t i = 0; i < digits; ++i) {
-    const auto digit = static_cast<std::size_t>(text[i] - '0');
-    if (value > (std::numeric_limits<std::size_t>::max() - digit) / 10) {
-      invalid("byte count " + quoted + " is too large");
-    }
-    value = value * 10 + digit;
-  }
-  if (value > (std::numeric_limits<std::size_t>::max() >> shift)) {
-    invalid("byte count " + quoted + " is too large");
-  }
-  if (value == 0) invalid("byte count " + quoted + " must be > 0");
-  return value << shift;
+  return static_cast<std::size_t>(*value);
 }
 
 Policy parse_policy(std::string_view text) {
