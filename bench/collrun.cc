@@ -46,15 +46,10 @@ int main(int argc, char** argv) {
     }
     if (arg == "--node-sizes") {
       if (i + 1 >= argc) return usage("--node-sizes needs a list such as 3,2");
-      std::string list = argv[++i];
-      for (std::size_t start = 0; start <= list.size();) {
-        const std::size_t comma = std::min(list.find(',', start), list.size());
-        int ranks = 0;
-        if (!parse_count(list.substr(start, comma - start).c_str(), &ranks)) {
-          return usage("--node-sizes needs positive counts such as 3,2");
-        }
-        spec.node_sizes.push_back(ranks);
-        start = comma + 1;
+      try {
+        spec.node_sizes = coll::parse_node_sizes(argv[++i]);
+      } catch (const coll::Error& error) {
+        return usage(error.what());
       }
       continue;
     }

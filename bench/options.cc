@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "algorithms/registry.hpp"
+#include "bootstrap/launcher.hpp"
 #include "coll/comm.hpp"
 #include "core/env.hpp"
 #include "model/preset.hpp"
@@ -114,19 +115,12 @@ Options parse_options(int argc, const char* const* argv) {
   if (options.ranks_per_node < 1 || options.ranks_per_node > 256) {
     throw UsageError("--ranks-per-node must be in [1, 256]");
   }
-  for (const auto& item : split_list(node_sizes)) {
-    int ranks = 0;
+  if (!node_sizes.empty()) {
     try {
-      std::size_t used = 0;
-      ranks = std::stoi(item, &used);
-      if (used != item.size()) ranks = 0;
-    } catch (const std::exception&) {
+      options.node_sizes = coll::parse_node_sizes(node_sizes);
+    } catch (const coll::Error& error) {
+      throw UsageError(error.what());
     }
-    if (ranks < 1 || ranks > 256) {
-      throw UsageError("--node-sizes takes ranks per node in [1, 256], e.g. 3,2; got '" +
-                       node_sizes + "'");
-    }
-    options.node_sizes.push_back(ranks);
   }
   if (values.count("ps-servers") > 0) {
     if (options.ps_servers < 1 || options.ps_servers > 65536) {

@@ -3,34 +3,13 @@
 #include <boost/program_options.hpp>
 #include <sstream>
 
+#include "bootstrap/launcher.hpp"
+#include "coll/error.hpp"
 #include "core/env.hpp"
 
 namespace po = boost::program_options;
 
 namespace colltopo {
-namespace {
-
-std::vector<int> parse_node_sizes(const std::string& text) {
-  std::vector<int> sizes;
-  std::stringstream stream(text);
-  for (std::string item; std::getline(stream, item, ',');) {
-    std::size_t used = 0;
-    int value = 0;
-    try {
-      value = std::stoi(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != item.size() || value < 1 || value > 256)
-      throw UsageError("--node-sizes needs positive counts such as 3,2, not '" + text + "'");
-    sizes.push_back(value);
-  }
-  if (sizes.empty() || text.back() == ',')
-    throw UsageError("--node-sizes needs positive counts such as 3,2, not '" + text + "'");
-  return sizes;
-}
-
-}  // namespace
 
 Options parse_options(int argc, const char* const* argv) {
   Options options;
@@ -77,7 +56,11 @@ Options parse_options(int argc, const char* const* argv) {
   if (!node_sizes.empty()) {
     if (!values["ranks-per-node"].defaulted())
       throw UsageError("--node-sizes and --ranks-per-node exclude each other");
-    options.node_sizes = parse_node_sizes(node_sizes);
+    try {
+      options.node_sizes = coll::parse_node_sizes(node_sizes);
+    } catch (const coll::Error& error) {
+      throw UsageError(error.what());
+    }
     if (!values["nodes"].defaulted() &&
         options.nodes != static_cast<int>(options.node_sizes.size()))
       throw UsageError("--nodes disagrees with the number of --node-sizes entries");

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <csignal>
 #include <cstdlib>
@@ -147,6 +148,29 @@ std::string own_executable() {
   char path[PATH_MAX];
   const ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);
   return n > 0 ? std::string(path, static_cast<std::size_t>(n)) : std::string();
+}
+
+std::vector<int> parse_node_sizes(const std::string& text) {
+  std::vector<int> sizes;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const std::string item = text.substr(start, comma - start);
+    int ranks = 0;
+    try {
+      std::size_t used = 0;
+      ranks = std::stoi(item, &used);
+      if (used != item.size()) ranks = 0;
+    } catch (const std::exception&) {
+    }
+    if (ranks < 1 || ranks > 256) {
+      throw Error(Status::InvalidArgument,
+                  "--node-sizes takes ranks per node in [1, 256] such as 3,2, not '" + text + "'");
+    }
+    sizes.push_back(ranks);
+    if (comma == text.size()) return sizes;
+    start = comma + 1;
+  }
 }
 
 int launch_local(const LaunchSpec& spec) {

@@ -20,6 +20,10 @@ struct LaunchSpec {
   double grace_s = 10;
 };
 
+// "3,2" -> {3, 2}: the --node-sizes syntax of collbench, collrun and colltopo. Throws
+// InvalidArgument (one line, quoting the text) unless every entry is a count in [1, 256].
+std::vector<int> parse_node_sizes(const std::string& text);
+
 // Returns 0 when every rank exits 0; otherwise the first failing rank's exit status (1 if it
 // was killed by a signal), after printing which rank failed and why.
 int launch_local(const LaunchSpec& spec);
