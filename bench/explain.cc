@@ -2,9 +2,7 @@
 
 #include <cstdio>
 
-#include "core/config.hpp"
-#include "model/predict.hpp"
-#include "model/selector.hpp"
+#include "algorithms/selector.hpp"
 
 namespace collbench {
 namespace {
@@ -36,11 +34,10 @@ std::string describe_params(const model::CostParams& params) {
 }
 
 void print_explanation(const coll::Comm& comm, const Options& options) {
-  const model::CostParams& params = model::params_in_use();
+  const coll::Selector& selector = comm.selector();
   if (comm.rank() != 0) return;
-  const model::Shape shape = model::Shape::from_node_of_rank(comm.node_of_rank());
-  const auto candidates = model::registered_candidates();
-  std::printf("%s#   job: %s\n", describe_params(params).c_str(), shape.describe().c_str());
+  std::printf("%s#   job: %s\n", describe_params(selector.params()).c_str(),
+              selector.shape().describe().c_str());
   std::printf("# explain %12s  %-20s %12s %10s %10s %10s  %s\n", "size (B)", "algorithm",
               "predicted", "latency", "bandwidth", "reduction", "detail");
   std::printf("# %20s  %-20s %12s %10s %10s %10s\n", "", "", "(us)", "(us)", "(us)", "(us)");
@@ -48,7 +45,7 @@ void print_explanation(const coll::Comm& comm, const Options& options) {
   for (std::size_t bytes = options.min_bytes; bytes <= options.max_bytes;
        bytes *= options.step_factor) {
     const std::size_t message = bytes / elem * elem;  // what the sweep moves
-    const auto explanation = model::explain(params, shape, message, candidates);
+    const auto explanation = selector.explain(message);
     bool first = true;
     for (const auto& candidate : explanation.candidates) {
       const std::string size = first ? std::to_string(message) : "";
@@ -70,10 +67,8 @@ void print_explanation(const coll::Comm& comm, const Options& options) {
 std::optional<ModelPrediction> predict_for(const coll::Comm& comm, const std::string& algorithm,
                                            std::size_t bytes) {
   try {  // a prediction is commentary: a bad calibration file must not stop the measurements
-    std::string name = algorithm.empty() ? coll::Config::from_environment().algorithm : algorithm;
-    if (name == "auto") name = model::choose_for(comm.node_of_rank(), bytes);
-    const auto prediction = model::predict(
-        name, model::params_in_use(), model::Shape::from_node_of_rank(comm.node_of_rank()), bytes);
+    const std::string name = comm.resolve_algorithm(algorithm, bytes);
+    const auto prediction = comm.selector().predict(name, bytes);
     if (!prediction) return std::nullopt;
     return ModelPrediction{name, prediction->total_s() * 1e6};
   } catch (const coll::Error&) {

@@ -6,7 +6,6 @@
 #include "algorithms/registry.hpp"
 #include "core/buffer_pool.hpp"
 #include "core/clock.hpp"
-#include "core/env.hpp"
 #include "exact_data.hpp"
 #include "explain.hpp"
 #include "json_writer.hpp"
@@ -31,24 +30,13 @@ struct SweepCase {
   std::byte* recv;
 };
 
-// The busbw column: nccl-tests' 2(n-1)/n for algorithms whose traffic it describes; for the
-// parameter server, the bytes each worker moves (pushes plus pulls to the k-1 other shards)
-// per byte of the vector, 2(k-1)/k, marked so that it is not read as nccl-tests' busbw.
-struct BusColumn {
-  double factor;
-  bool standard;
-  int servers;
-};
-
-BusColumn bus_column(const coll::Comm& comm, const std::string& algorithm) {
+// The busbw column: the algorithm's own bus factor (nccl-tests' 2(n-1)/n unless its traffic
+// does not fit that definition) under the communicator's tuning; the default and auto, whose
+// algorithm varies with the size, use nccl-tests'.
+coll::BusFactor bus_column(const coll::Comm& comm, const std::string& algorithm) {
   const auto* info = coll::find_algorithm(algorithm);
-  if (info == nullptr || info->standard_busbw) {
-    return {allreduce_bus_factor(comm.size()), true, 0};
-  }
-  const auto configured = coll::env_integer("COLL_PS_SERVERS", 0, 1 << 16);
-  const int servers =
-      configured && *configured > 0 ? std::min<int>(int(*configured), comm.size()) : comm.size();
-  return {servers > 1 ? 2.0 * (servers - 1) / servers : 0.0, false, servers};
+  return info != nullptr ? info->bus_factor(comm.size(), comm.tuning())
+                         : coll::nccl_tests_bus_factor(comm.size(), comm.tuning());
 }
 
 Measurement measure(const SweepCase& sweep, std::size_t count, bool in_place) {
@@ -91,20 +79,13 @@ std::vector<std::size_t> sweep_counts(const Options& options) {
 }
 
 void print_header(const coll::Comm& comm, const Options& options, const std::string& algorithm,
-                  const BusColumn& bus) {
+                  const coll::BusFactor& bus) {
   std::printf("# collbench all-reduce sweep: %d ranks on %d node(s), algorithm %s\n", comm.size(),
               comm.num_nodes(), algorithm.c_str());
   std::printf("# %s\n", comm.describe().c_str());
   std::printf("# iterations %d, warm-up %d, check %s; GB/s = 1e9 B/s\n", options.iterations,
               options.warmup, options.check ? "on" : "off");
-  if (bus.standard) {
-    std::printf("# busbw = algbw * 2(n-1)/n (nccl-tests)\n");
-  } else {
-    std::printf(
-        "# wkbw* = bytes each worker moves / time = algbw * 2(k-1)/k, k = %d servers: "
-        "NOT nccl-tests' busbw\n",
-        bus.servers);
-  }
+  std::printf("# %s\n", bus.definition.c_str());
   const char* bus_name = bus.standard ? "busbw" : "wkbw*";
   std::printf("#%62s%33s\n", "out-of-place", "in-place");
   std::printf("#%11s %12s %8s %6s %10s %7s %7s %6s %10s %7s %7s %6s\n", "size", "count", "type",
@@ -114,10 +95,6 @@ void print_header(const coll::Comm& comm, const Options& options, const std::str
 }
 
 }  // namespace
-
-double allreduce_bus_factor(int ranks) {
-  return ranks > 1 ? 2.0 * (ranks - 1) / ranks : 0.0;
-}
 
 std::size_t run_sweep(coll::Comm& comm, const Options& options) {
   const bool lead = comm.rank() == 0;
@@ -139,7 +116,7 @@ std::size_t run_sweep(coll::Comm& comm, const Options& options) {
       .field("op", coll::op_name(options.op))
       .field("iterations", options.iterations)
       .field("warmup", options.warmup)
-      .field("bus_factor", allreduce_bus_factor(comm.size()))
+      .field("bus_factor", coll::nccl_tests_bus_factor(comm.size(), comm.tuning()).factor)
       .begin_array("results");
   std::size_t total_wrong = 0;
   std::vector<AlgorithmResult> summary;  // out-of-place times per (algorithm, size)

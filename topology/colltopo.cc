@@ -100,7 +100,7 @@ int run_rank(const colltopo::Options& options) {
   }
   if (options.recommend) {
     std::string advice;
-    if (colltopo::recommend(advice, &json, map.node_of_rank)) out += "\n" + advice;
+    if (colltopo::recommend(advice, &json, comm->selector())) out += "\n" + advice;
   }
   finish(out, json, options.json_path);
   return 0;

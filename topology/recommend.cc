@@ -1,17 +1,15 @@
-// Asks libcoll's cost model (model/selector.hpp) what `auto` would run for this job, and why.
+// Asks the communicator's cost model (algorithms/selector.hpp) what `auto` would run for this
+// job, and why.
 #include "recommend.hpp"
 
-#include "model/selector.hpp"
+#include "algorithms/selector.hpp"
 #include "text_format.hpp"
 
 namespace colltopo {
 
-bool recommend(std::string& out, collbench::JsonWriter* json,
-               const std::vector<int>& node_of_rank) {
-  namespace model = coll::model;
-  const model::CostParams& params = model::params_in_use();
-  const auto shape = model::Shape::from_node_of_rank(node_of_rank);
-  const auto candidates = model::registered_candidates();
+bool recommend(std::string& out, collbench::JsonWriter* json, const coll::Selector& selector) {
+  const auto& shape = selector.shape();
+  const auto& params = selector.params();
   appendf(out, "recommendation for %s (cost model: %s):\n", shape.describe().c_str(),
           params.source.c_str());
   appendf(out, "  %10s  %-20s %s\n", "bytes", "algorithm", "why");
@@ -21,8 +19,8 @@ bool recommend(std::string& out, collbench::JsonWriter* json,
   }
   for (std::size_t bytes : {std::size_t{8}, std::size_t{64} << 10, std::size_t{1} << 20,
                             std::size_t{16} << 20, std::size_t{256} << 20}) {
-    const std::string choice = model::choose_for(node_of_rank, bytes);
-    const auto why = model::explain(params, shape, bytes, candidates);
+    const std::string choice = selector.choose(bytes);
+    const auto why = selector.explain(bytes);
     appendf(out, "  %10zu  %-20s %s\n", bytes, choice.c_str(), why.reason.c_str());
     if (json) json->begin_object().field("bytes", bytes).field("algorithm", choice);
     if (json) json->field("reason", why.reason).begin_array("candidates");

@@ -3,14 +3,14 @@
 #pragma once
 
 #include <string>
-#include <vector>
 
+#include "algorithms/selector.hpp"
 #include "json_writer.hpp"
 
 namespace colltopo {
 
 // Appends the recommendation to `out` and, when `json` is given, an array "recommend" to it.
 // Returns false (and appends nothing) when there is nothing to recommend.
-bool recommend(std::string& out, collbench::JsonWriter* json, const std::vector<int>& node_of_rank);
+bool recommend(std::string& out, collbench::JsonWriter* json, const coll::Selector& selector);
 
 }  // namespace colltopo

@@ -3,14 +3,16 @@
 
 #include <algorithm>
 #include <map>
+#include <mutex>
 
 #include "algorithms/registry.hpp"
+#include "algorithms/selector.hpp"
 #include "bootstrap/bootstrap.hpp"
 #include "core/argument_check.hpp"
 #include "core/buffer_pool.hpp"
 #include "core/config.hpp"
 #include "core/progress_engine.hpp"
-#include "model/selector.hpp"
+#include "model/resolve_params.hpp"
 #include "schedule/fusion_buffer.hpp"
 #include "topology/rank_map.hpp"
 #include "transport/ucx_transport.hpp"
@@ -28,6 +30,9 @@ struct Comm::Impl {
   std::string broken;  // the first error; a failed communicator refuses further calls
   // Started by the first allreduce_async; from then on every transport call runs on its thread.
   std::unique_ptr<ProgressEngine> engine;
+  // `auto`'s cost model, made on first use (a bad preset or calibration file fails only then).
+  std::once_flag selector_made;
+  std::unique_ptr<Selector> selector;
 
   Impl(Config configuration, std::unique_ptr<Bootstrap> boot)
       : config(std::move(configuration)), bootstrap(std::move(boot)) {
@@ -58,6 +63,8 @@ struct Comm::Impl {
 
   std::string where() const { return "rank " + std::to_string(world.me) + ": "; }
 
+  const Selector& cost_model();
+  std::string resolve_algorithm(std::string_view algorithm, std::size_t bytes);
   void run_allreduce(const AllreduceArgs& args, const std::string& algorithm, std::uint64_t tag);
   template <typename Work>
   void serialized(Work&& work);
@@ -147,18 +154,41 @@ void validate(const std::string& where, const void* send, const void* recv, std:
 
 }  // namespace
 
+std::string Comm::Impl::resolve_algorithm(std::string_view algorithm, std::size_t bytes) {
+  const std::string name(algorithm.empty() ? std::string_view(config.algorithm) : algorithm);
+  return name == "auto" ? cost_model().choose(bytes) : name;
+}
+
+std::string Comm::resolve_algorithm(std::string_view algorithm, std::size_t bytes) const {
+  return impl_->resolve_algorithm(algorithm, bytes);
+}
+
+// Per communicator: its node map and tuning enter the formulas, and the parameters are read once.
+const Selector& Comm::Impl::cost_model() {
+  std::call_once(selector_made, [this] {
+    selector =
+        std::make_unique<Selector>(model::resolve_params(), rank_map.node_of_rank, config.tuning);
+  });
+  return *selector;
+}
+
+const Selector& Comm::selector() const {
+  return impl_->cost_model();
+}
+
+const Tuning& Comm::tuning() const {
+  return impl_->config.tuning;
+}
+
 void Comm::Impl::run_allreduce(const AllreduceArgs& args, const std::string& algorithm,
                                std::uint64_t tag) {
   if (!broken.empty()) {
     throw Error(Status::InvalidUsage,
                 where() + "communicator unusable after an earlier error: " + broken);
   }
-  std::string name = algorithm.empty() ? config.algorithm : algorithm;
-  // "auto": the cost model's pick for this size on this node map. Every rank must pick the same;
-  // the argument check below compares the resolved names, so a disagreement fails loudly.
-  if (name == "auto") {
-    name = model::choose_for(rank_map.node_of_rank, args.count * dtype_size(args.type));
-  }
+  // Every rank must pick the same; the argument check below compares the resolved names, so a
+  // disagreement fails loudly.
+  const std::string name = resolve_algorithm(algorithm, args.count * dtype_size(args.type));
   const AlgorithmInfo* info = find_algorithm(name);
   if (info == nullptr || !is_available(*info)) {
     std::string known;

@@ -1,5 +1,6 @@
-// The alpha-beta-gamma cost model: formulas on synthetic parameters, the selector's choices,
-// presets against the paper's measured fits, and the calibration file.
+// The alpha-beta-gamma cost model: every algorithm's formula (registered with it) on synthetic
+// parameters, the selector's choices, presets against the paper's measured fits, and the
+// calibration file.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -9,11 +10,12 @@
 #include <filesystem>
 #include <fstream>
 
+#include "algorithms/registry.hpp"
+#include "algorithms/selector.hpp"
 #include "coll/error.hpp"
 #include "model/calibration.hpp"
-#include "model/predict.hpp"
 #include "model/preset.hpp"
-#include "model/selector.hpp"
+#include "model/resolve_params.hpp"
 
 namespace coll::model {
 namespace {
@@ -177,6 +179,106 @@ TEST(CostModel, P40PresetIsCloseToThePapersMeasuredFits) {
   EXPECT_EQ(preset_names().size(), 2u);
 }
 
+TEST(CostModel, EveryAlgorithmThisProcessCanRunHasAFormulaThatAutoConsiders) {
+  const Selector selector(flat(), {0, 0, 1, 1, 2}, Tuning{});
+  const Explanation explanation = selector.explain(kLarge);
+  std::size_t available = 0;
+  for (const AlgorithmInfo& info : allreduce_algorithms()) {
+    if (!is_available(info)) continue;
+    ++available;
+    EXPECT_NE(info.cost, nullptr) << info.name << " has no cost formula: auto would never pick it";
+    const auto found =
+        std::find_if(explanation.candidates.begin(), explanation.candidates.end(),
+                     [&](const CandidateResult& candidate) { return candidate.name == info.name; });
+    ASSERT_NE(found, explanation.candidates.end()) << info.name;
+    EXPECT_TRUE(found->prediction) << info.name << ": " << found->note;
+  }
+  EXPECT_EQ(explanation.candidates.size(), available);
+  EXPECT_GE(available, modeled_algorithms().size());
+}
+
+TEST(CostModel, ParameterServerFormulaFollowsCollPsServers) {
+  const CostParams params = flat();
+  const double m = double(kLarge);
+  Tuning two_servers;
+  two_servers.ps_servers = 2;
+  // 8 ranks, 2 servers: each server receives a shard of M/2 from 7 ranks, in push and pull.
+  const auto ps = predict("ps", params, Shape::uniform(1, 8), kLarge, two_servers);
+  ASSERT_TRUE(ps);
+  EXPECT_DOUBLE_EQ(ps->bandwidth_s, 2 * 7 * (m / 2) * 1e-10);
+  EXPECT_DOUBLE_EQ(ps->latency_s, 2 * 7 * 1e-6);
+  EXPECT_NE(ps->detail.find("k=2"), std::string::npos) << ps->detail;
+  // The communicator's selector passes its tuning to the formula.
+  const Selector selector(params, std::vector<int>(8, 0), two_servers);
+  EXPECT_DOUBLE_EQ(selector.predict("ps", kLarge)->total_s(), ps->total_s());
+  EXPECT_GT(ps->total_s(), total("ps", params, Shape::uniform(1, 8), kLarge));
+}
+
+TEST(CostModel, HierarchicalFormulaRunsItsLevelsAlgorithms) {
+  CostParams params = flat(2e-6, 1e-10, 1e-11);
+  params.inter = {8e-6, 1e-9};
+  const Shape shape = Shape::uniform(4, 4), rails = Shape::uniform(4, 1);
+  const double m = double(kLarge);
+  Tuning tree_across;
+  tree_across.hier_inter = "tree";
+  for (const char* name : {"hierarchical", "hierarchical_leader"}) {
+    const auto ring_levels = predict(name, params, shape, kLarge);
+    const auto tree_inter = predict(name, params, shape, kLarge, tree_across);
+    ASSERT_TRUE(ring_levels && tree_inter) << name;
+    // Only the inter-node level changed: the difference is tree's bandwidth minus ring's at M.
+    EXPECT_NEAR(tree_inter->bandwidth_s - ring_levels->bandwidth_s,
+                predict("tree", params, rails, kLarge)->bandwidth_s -
+                    predict("ring", params, rails, kLarge)->bandwidth_s,
+                1e-12)
+        << name;
+    EXPECT_NE(tree_inter->detail.find("tree"), std::string::npos) << tree_inter->detail;
+  }
+  // The intra level as a full all-reduce (halving-doubling), then the ring all-gather.
+  Tuning hd_within;
+  hd_within.hier_intra = "halving_doubling";
+  const auto hd = predict("hierarchical", params, shape, kLarge, hd_within);
+  const auto node = predict("halving_doubling", params, Shape::uniform(1, 4), kLarge);
+  ASSERT_TRUE(hd && node);
+  EXPECT_NEAR(hd->bandwidth_s, node->bandwidth_s + 3.0 / 4 * m * 1e-10 + 2.0 * 3 / 4 * m * 1e-9,
+              1e-9);
+  // A level without a formula leaves hierarchical without one: auto skips it with a note.
+  for (const char* level : {"native_mpi", "hierarchical", "nosuch"}) {
+    Tuning bad;
+    bad.hier_inter = level;
+    EXPECT_FALSE(predict("hierarchical", params, shape, kLarge, bad)) << level;
+    const auto explanation = explain(params, shape, kLarge, {"ring", "hierarchical"}, bad);
+    EXPECT_EQ(explanation.winner, "ring");
+    EXPECT_NE(explanation.candidates[1].note.find("no formula"), std::string::npos);
+  }
+}
+
+TEST(CostModel, BusFactorsComeFromTheRegistryWithTheTuning) {
+  const AlgorithmInfo* ring = find_algorithm("ring");
+  const AlgorithmInfo* ps = find_algorithm("ps");
+  ASSERT_TRUE(ring && ps);
+  const BusFactor standard = ring->bus_factor(8, Tuning{});
+  EXPECT_DOUBLE_EQ(standard.factor, 2.0 * 7 / 8);
+  EXPECT_TRUE(standard.standard);
+  Tuning two_servers;
+  two_servers.ps_servers = 2;
+  const BusFactor workers = ps->bus_factor(8, two_servers);
+  EXPECT_DOUBLE_EQ(workers.factor, 1.0);  // 2(k-1)/k, k = 2
+  EXPECT_FALSE(workers.standard);
+  EXPECT_NE(workers.definition.find("k = 2 servers"), std::string::npos) << workers.definition;
+  EXPECT_DOUBLE_EQ(ps->bus_factor(8, Tuning{}).factor, 2.0 * 7 / 8);  // every rank serves
+}
+
+TEST(CostModel, EachSelectorKeepsItsOwnParametersAndChoices) {
+  CostParams slow_network = flat(2e-6, 1e-10, 1e-11);
+  slow_network.inter.beta_s_per_byte = 10 * slow_network.intra.beta_s_per_byte;
+  const std::vector<int> nodes{0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3};
+  const Selector hierarchical(slow_network, nodes, Tuning{});
+  const Selector flat_network(flat(), nodes, Tuning{});
+  EXPECT_EQ(hierarchical.choose(kLarge), "hierarchical");
+  EXPECT_NE(flat_network.choose(kLarge), "hierarchical");
+  EXPECT_EQ(hierarchical.choose(kLarge), "hierarchical");  // not the other one's cached pick
+}
+
 class CalibrationFile : public ::testing::Test {
  protected:
   std::string path =
@@ -258,13 +360,13 @@ TEST_F(CalibrationFile, ParametersInUseFollowPresetThenFileThenDefault) {
   EXPECT_THROW(resolve_params(), Error);
 }
 
-TEST(CostModel, ChooseForPicksARegisteredAlgorithm) {
-  ::setenv("COLL_COST_PRESET", "this-vm", 1);  // independent of any file in $HOME
+TEST(CostModel, SelectorPicksARegisteredAlgorithm) {
+  const Selector selector(*find_preset("this-vm"), {0, 0, 1, 1}, Tuning{});
   const auto registered = registered_candidates();
-  const std::string choice = choose_for({0, 0, 1, 1}, 1 << 20);
+  const std::string choice = selector.choose(1 << 20);
   EXPECT_NE(std::find(registered.begin(), registered.end(), choice), registered.end()) << choice;
-  EXPECT_EQ(choose_for({0, 0, 1, 1}, 1 << 20), choice);  // cached, and stable
-  ::unsetenv("COLL_COST_PRESET");
+  EXPECT_EQ(selector.choose(1 << 20), choice);  // cached, and stable
+  EXPECT_EQ(choice, selector.explain(1 << 20).winner);
 }
 
 }  // namespace

@@ -16,6 +16,8 @@
 namespace coll {
 
 class Completion;
+class Selector;
+struct Tuning;
 
 // One tensor of a fused all-reduce: `count` elements of `type` at `data`, reduced in place.
 struct Tensor {
@@ -64,8 +66,9 @@ class Comm {
   const std::vector<int>& node_of_rank() const;
 
   // recv[i] = op over ranks of send[i]. send == recv is in place. `algorithm` empty means the
-  // communicator's default (COLL_ALGO, else ring). Throws coll::Error naming this rank, the
-  // collective and the peer involved; after an error the communicator refuses further calls.
+  // communicator's default (COLL_ALGO, else auto: the cost model's pick per message size). Throws
+  // coll::Error naming this rank, the collective and the peer involved; after an error the
+  // communicator refuses further calls.
   void allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
                  std::string_view algorithm = {});
 
@@ -91,6 +94,14 @@ class Comm {
 
   // Names of the algorithms allreduce accepts.
   static std::vector<std::string> algorithms();
+  // The algorithm allreduce runs for `algorithm` at `bytes`: "" is the communicator's default,
+  // "auto" the cost model's pick. The one place defaults are resolved.
+  std::string resolve_algorithm(std::string_view algorithm, std::size_t bytes) const;
+  // `auto`'s cost model for this communicator: its parameters (COLL_COST_PRESET or calibration,
+  // resolved on first use; throws coll::Error when they cannot be loaded), node map and tuning.
+  const Selector& selector() const;
+  // COLL_SEGMENT_BYTES, COLL_WINDOW, COLL_PS_*, COLL_HIER_*: what the algorithms run with.
+  const Tuning& tuning() const;
   std::string describe() const;  // bootstrap, transport and node map, for logs
 
   struct Impl;

@@ -6,8 +6,11 @@
 #include <cstring>
 #include <vector>
 
+#include "algorithms/halving_doubling_schedule.hpp"
 #include "algorithms/partition.hpp"
+#include "algorithms/pipeline.hpp"
 #include "algorithms/registry.hpp"
+#include "model/link_model.hpp"
 #include "reduce/reducer.hpp"
 
 namespace coll {
@@ -23,26 +26,18 @@ class HalvingDoubling {
         send_(static_cast<const std::byte*>(args.send)),
         recv_(static_cast<std::byte*>(args.recv)),
         n_(context.group.size()),
-        me_(context.group.me) {
-    while (2 * power_ <= n_) power_ *= 2;
-    while ((1 << steps_) < power_) ++steps_;
-    extra_ = n_ - power_;
-    // Message index = step * max_segments_ + segment, within the tag's 24 bits.
-    const std::size_t step_ids = 2 * std::size_t(steps_) + 2;
-    segment_ = std::max<std::size_t>(1, context.tuning.segment_bytes / elem_);
-    segment_ = std::min(segment_, args.count);
-    const std::size_t limit = TagSpace::kMaxMessages / step_ids;
-    if ((args.count + segment_ - 1) / segment_ > limit) {
-      segment_ = (args.count + limit - 1) / limit;
-    }
-    max_segments_ = (args.count + segment_ - 1) / segment_;
-  }
+        me_(context.group.me),
+        pairs_(n_),
+        // Message index = step * segments + segment, for 2 log2(p) + 2 steps.
+        cut_(Segmentation::of(context.tuning, elem_, args.count,
+                              2 * std::size_t(pairs_.steps()) + 2)) {}
 
   void run() {
-    const int post_step = 2 * steps_ + 1;
-    if (me_ < 2 * extra_) {
-      const int partner = me_ ^ 1;
-      if (me_ % 2 == 0) {  // hand over the whole vector, wait for the result
+    const int steps = pairs_.steps();
+    const int post_step = 2 * steps + 1;
+    if (pairs_.folds(me_)) {
+      const int partner = pairs_.fold_partner(me_);
+      if (pairs_.sits_out(me_)) {  // hand over the whole vector, wait for the result
         exchange_reduce(0, partner, send_, args_.count, 0, 0);
         exchange(post_step, partner, nullptr, 0, recv_, args_.count);
         return;
@@ -50,15 +45,16 @@ class HalvingDoubling {
       exchange_reduce(0, partner, nullptr, 0, 0, args_.count);
       source_ = recv_;
     }
-    const int rank = me_ < 2 * extra_ ? me_ / 2 : me_ - extra_;  // among the power of two
-    const Partition blocks(args_.count, static_cast<std::size_t>(power_));
+    const int rank = pairs_.core_rank(me_);
+    const int power = pairs_.power();
+    const Partition blocks(args_.count, static_cast<std::size_t>(power));
     auto at = [&](int block) { return blocks.offset(static_cast<std::size_t>(block)); };
 
     // Reduce-scatter: each step keeps the half of [low, high) that holds block `rank`.
     int low = 0;
-    int high = power_;
-    for (int step = 0; step < steps_; ++step) {
-      const int distance = power_ >> (step + 1);
+    int high = power;
+    for (int step = 0; step < steps; ++step) {
+      const int distance = pairs_.distance(step);
       const int middle = low + (high - low) / 2;
       const bool lower = (rank & distance) == 0;
       const int give_low = lower ? middle : low;
@@ -67,7 +63,7 @@ class HalvingDoubling {
         high = middle;
       else
         low = middle;
-      exchange_reduce(1 + step, index_of(rank ^ distance), source_ + at(give_low) * elem_,
+      exchange_reduce(1 + step, pairs_.partner(rank, step), source_ + at(give_low) * elem_,
                       at(give_high) - at(give_low), at(low), at(high) - at(low));
       source_ = recv_;
     }
@@ -76,26 +72,26 @@ class HalvingDoubling {
     }
 
     // All-gather: the same pairs in reverse order swap what they hold, doubling it each step.
-    for (int step = steps_ - 1; step >= 0; --step) {
-      const int distance = power_ >> (step + 1);
+    for (int step = steps - 1; step >= 0; --step) {
+      const int distance = pairs_.distance(step);
       const int width = high - low;
       const bool lower = (rank & distance) == 0;
       const int take_low = lower ? high : low - width;
-      exchange(2 * steps_ - step, index_of(rank ^ distance), recv_ + at(low) * elem_,
+      exchange(2 * steps - step, pairs_.partner(rank, step), recv_ + at(low) * elem_,
                at(high) - at(low), recv_ + at(take_low) * elem_,
                at(take_low + width) - at(take_low));
       low = std::min(low, take_low);
       high = low + 2 * width;
     }
 
-    if (me_ < 2 * extra_) exchange(post_step, me_ ^ 1, recv_, args_.count, nullptr, 0);
+    if (pairs_.folds(me_)) {
+      exchange(post_step, pairs_.fold_partner(me_), recv_, args_.count, nullptr, 0);
+    }
   }
 
  private:
-  int index_of(int rank) const { return rank < extra_ ? 2 * rank + 1 : rank + extra_; }
-
   std::uint32_t tag_index(int step, std::size_t segment) const {
-    return static_cast<std::uint32_t>(std::size_t(step) * max_segments_ + segment);
+    return static_cast<std::uint32_t>(std::size_t(step) * cut_.segments() + segment);
   }
 
   // Sends `give` elements from `give_data` to `peer` and reduces what it sends back into
@@ -106,35 +102,35 @@ class HalvingDoubling {
     const int peer_global = context_.group.global(peer);
     const int me_global = context_.group.global(me_);
     std::vector<Transport::Request> sends;
-    for (std::size_t s = 0; s * segment_ < give; ++s) {
-      const std::size_t length = std::min(segment_, give - s * segment_);
+    for (std::size_t s = 0; s < cut_.segments_of(give); ++s) {
+      const Piece piece = cut_.piece(give, s);
       sends.push_back(transport.send(peer_global, context_.tags.make(me_global, tag_index(step, s)),
-                                     give_data + s * segment_ * elem_, length * elem_));
+                                     give_data + piece.offset * elem_, piece.length * elem_));
     }
-    const std::size_t segments = (keep_length + segment_ - 1) / segment_;
+    const std::size_t segments = cut_.segments_of(keep_length);
     if (segments == 0) {
       transport.wait_all(sends);
       return;
     }
-    const std::size_t window = static_cast<std::size_t>(std::max(1, context_.tuning.window));
-    auto staging = context_.pool.acquire(window * segment_ * elem_);
+    const std::size_t window = window_of(context_.tuning);
+    const std::size_t slot_bytes = cut_.elems() * elem_;
+    auto staging = context_.pool.acquire(window * slot_bytes);
     std::vector<Transport::Request> receives(segments);
-    auto length_of = [&](std::size_t s) { return std::min(segment_, keep_length - s * segment_); };
-    auto slot = [&](std::size_t s) { return staging.data() + (s % window) * segment_ * elem_; };
+    auto slot = [&](std::size_t s) { return staging.data() + (s % window) * slot_bytes; };
     auto post = [&](std::size_t s) {
       receives[s] = transport.recv(peer_global, context_.tags.make(peer_global, tag_index(step, s)),
-                                   slot(s), length_of(s) * elem_);
+                                   slot(s), cut_.piece(keep_length, s).length * elem_);
     };
-    for (std::size_t s = 0; s < std::min(window, segments); ++s) post(s);
-    for (std::size_t s = 0; s < segments; ++s) {
+    auto finish = [&](std::size_t s) {
       transport.wait(receives[s]);
-      const std::size_t offset = (keep_offset + s * segment_) * elem_;
+      const Piece piece = cut_.piece(keep_length, s);
+      const std::size_t offset = (keep_offset + piece.offset) * elem_;
       // Fixed order, whoever is faster: the lower group index's data first.
       const std::byte* first = peer < me_ ? slot(s) : source_ + offset;
       const std::byte* second = peer < me_ ? source_ + offset : slot(s);
-      reduce(args_.type, args_.op, recv_ + offset, first, second, length_of(s));
-      if (s + window < segments) post(s + window);
-    }
+      reduce(args_.type, args_.op, recv_ + offset, first, second, piece.length);
+    };
+    run_windowed(segments, window, post, finish);
     transport.wait_all(sends);
   }
 
@@ -166,11 +162,8 @@ class HalvingDoubling {
   const std::byte* source_ = send_;  // this rank's contribution: the input until it is reduced
   const int n_;
   const int me_;
-  int power_ = 1;
-  int steps_ = 0;
-  int extra_ = 0;
-  std::size_t segment_ = 1;
-  std::size_t max_segments_ = 0;
+  const HalvingDoublingSchedule pairs_;
+  const Segmentation cut_;
 };
 
 void halving_doubling_allreduce(const CollectiveContext& context, const AllreduceArgs& args) {
@@ -178,10 +171,59 @@ void halving_doubling_allreduce(const CollectiveContext& context, const Allreduc
   HalvingDoubling(context, args).run();
 }
 
-const AlgorithmRegistration kHalvingDoubling({"halving_doubling", halving_doubling_allreduce,
-                                              "Rabenseifner: recursive-halving reduce-scatter, "
-                                              "recursive-doubling all-gather; 2 log2(n) steps",
-                                              20});
+// Cost (Thakur, Rabenseifner & Gropp 2005): power of two,
+// T = 2 log2(p)*alpha + 2(p-1)/p*M*beta + (p-1)/p*M*gamma. As run() does, reduce-scatter step j
+// pairs core ranks at distance p/2^j and moves M/2^j (largest distance first) and the all-gather
+// mirrors it; link class and NIC sharing are priced per step, so on contiguous nodes the first
+// (largest) steps cross nodes. The fold costs alpha + M*beta + M*gamma before the core and
+// alpha + M*beta after it.
+std::optional<model::Prediction> halving_doubling_cost(const model::CostParams& params,
+                                                       const model::Shape& shape, double m,
+                                                       const Tuning&) {
+  model::Prediction out{"halving_doubling"};
+  const int p = shape.ranks;
+  if (p < 2) return out;
+  const HalvingDoublingSchedule pairs(p);
+  int inter_steps = 0;
+  auto add = [&](const model::Flows& flows, double bytes, double reduced, int times) {
+    const model::StepCost step = model::step_cost(params, shape, flows, bytes);
+    out.latency_s += times * step.latency;
+    out.bandwidth_s += times * step.bandwidth;
+    out.reduction_s += reduced * params.gamma_s_per_byte;
+    inter_steps += step.inter ? times : 0;
+  };
+  if (pairs.extra() > 0) {
+    model::Flows to_odd, to_even;
+    for (int member = 0; member < 2 * pairs.extra(); member += 2) {
+      to_odd.emplace_back(member, pairs.fold_partner(member));
+      to_even.emplace_back(pairs.fold_partner(member), member);
+    }
+    add(to_odd, m, m, 1);
+    add(to_even, m, 0, 1);
+  }
+  double bytes = m;
+  for (int step = 0; step < pairs.steps(); ++step) {
+    bytes /= 2;
+    model::Flows flows;
+    for (int v = 0; v < pairs.power(); ++v)
+      flows.emplace_back(pairs.member_of(v), pairs.partner(v, step));
+    add(flows, bytes, bytes, 2);  // once in the reduce-scatter, once in the all-gather
+  }
+  const int steps = 2 * pairs.steps() + (pairs.extra() > 0 ? 2 : 0);
+  out.detail = model::detail_text(
+      "%d steps (%d on the inter-node link)%s", steps, inter_steps,
+      pairs.extra() > 0 ? model::detail_text(", %d extra ranks fold in", pairs.extra()).c_str()
+                        : "");
+  return out;
+}
+
+const AlgorithmRegistration kHalvingDoubling(
+    {.name = "halving_doubling",
+     .run = halving_doubling_allreduce,
+     .summary = "Rabenseifner: recursive-halving reduce-scatter, recursive-doubling all-gather; "
+                "2 log2(n) steps",
+     .order = 20,
+     .cost = halving_doubling_cost});
 
 }  // namespace
 }  // namespace coll

@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/hierarchical_schedule.hpp"
 #include "algorithms/partition.hpp"
 #include "algorithms/registry.hpp"
 #include "algorithms/ring_phases.hpp"
@@ -106,11 +107,6 @@ void reduce_within_node(const CollectiveContext& context, const Group& node,
   }
 }
 
-// Block b of a node of `local_size` ranks holds shards [first_shard(b), first_shard(b + 1)).
-std::size_t first_shard(std::size_t block, std::size_t shards, std::size_t local_size) {
-  return block * shards / local_size;
-}
-
 void hierarchical_allreduce(const CollectiveContext& context, const AllreduceArgs& args) {
   const std::size_t elem = dtype_size(args.type);
   const AlgorithmInfo& inter = inter_algorithm(context);
@@ -138,11 +134,7 @@ void hierarchical_allreduce(const CollectiveContext& context, const AllreduceArg
     if (shards.length(s) == 0) continue;
     Group rail{{}, layout.my_node};
     for (const auto& members : layout.nodes) {
-      const std::size_t size = members.size();
-      std::size_t block = 0;
-      while (first_shard(block + 1, shard_count, size) <= s) ++block;
-      // The ring leaves block b with member b - 1.
-      rail.ranks.push_back(members[(block + size - 1) % size]);
+      rail.ranks.push_back(members[rail_member(s, shard_count, members.size())]);
     }
     // Past 12 shards rails share stages; two such rails share a pair of ranks only on small
     // nodes, where both ranks run them in the same order and tag matching keeps the order.
@@ -213,16 +205,112 @@ void hierarchical_leader_allreduce(const CollectiveContext& context, const Allre
   ring_all_gather(context.on(node, kBroadcastGatherStage), recv, args.type, bounds);
 }
 
+// Cost (Horovod's hierarchical all-reduce, UCC's two-level schedules), G = the most ranks on a
+// node, G_min the fewest, N nodes, in the levels' own formulas:
+//  - within nodes, COLL_HIER_INTRA=ring: reduce-scatter + all-gather, 2(G-1) steps of M/G
+//    (alpha_intra + M/G*beta_intra each) and (G-1)/G*M*gamma; another algorithm: its all-reduce
+//    of M over one node, plus the ring all-gather, (G-1) steps of M/G.
+//  - hierarchical: the COLL_HIER_INTER formula over N nodes of one rank. Its latency at the shard
+//    size M/G, paid c = ceil(G/G_min) times (a rank of the smallest node runs c rails one after
+//    another); its bandwidth at M, since the G concurrent rails of M/G share each node's NIC;
+//    its reduction at M/G_min (a rank of the smallest node reduces that much).
+//  - hierarchical_leader: the ring reduce-scatter and all-gather plus the leader's gather and
+//    scatter, 4(G-1)*alpha_intra + 4(G-1)/G*M*beta_intra (the leader's G-1 messages pay alpha
+//    each and pass its one port), then the COLL_HIER_INTER formula at M among the N leaders.
+// With both levels rings: T = 2(G-1)*(alpha_intra + M/G*beta_intra) + 2(N-1)*c*alpha_inter
+//   + 2(N-1)*M/N*beta_inter + (G-1)/G*M*gamma + (N-1)/N*M/G_min*gamma.
+std::optional<model::Prediction> level_cost(const std::string& name,
+                                            const model::CostParams& params,
+                                            const model::Shape& shape, double m,
+                                            const Tuning& tuning) {
+  const AlgorithmInfo* info = find_algorithm(name);
+  if (info == nullptr || info->cost == nullptr || name.rfind("hierarchical", 0) == 0) {
+    return std::nullopt;
+  }
+  return info->cost(params, shape, m, tuning);
+}
+
+void add_terms(model::Prediction& out, const model::Prediction& part) {
+  out.latency_s += part.latency_s;
+  out.bandwidth_s += part.bandwidth_s;
+  out.reduction_s += part.reduction_s;
+}
+
+// The intra-node part of both variants: `ring_phases` phases of G-1 steps of M/G (2: the ring's
+// reduce-scatter and all-gather; 4: with the leader's gather and scatter). Another intra
+// algorithm's all-reduce replaces the first half (the reduce-scatter, and the gather it makes
+// unnecessary).
+std::optional<model::Prediction> intra_cost(const model::CostParams& params, int g, double m,
+                                            const Tuning& tuning, int ring_phases) {
+  model::Prediction out;
+  if (g < 2) return out;
+  int phases = ring_phases;
+  if (tuning.hier_intra == "ring") {
+    out.reduction_s = (g - 1.0) / g * m * params.gamma_s_per_byte;
+  } else {
+    const auto all_reduce =
+        level_cost(tuning.hier_intra, params, model::Shape::uniform(1, g), m, tuning);
+    if (!all_reduce) return std::nullopt;
+    add_terms(out, *all_reduce);
+    phases = ring_phases / 2;
+  }
+  out.latency_s += phases * (g - 1.0) * params.intra.alpha_s;
+  out.bandwidth_s += phases * (g - 1.0) / g * m * params.intra.beta_s_per_byte;
+  return out;
+}
+
+std::optional<model::Prediction> hierarchical_cost(const model::CostParams& params,
+                                                   const model::Shape& shape, double m,
+                                                   const Tuning& tuning) {
+  const int g = shape.max_local(), g_min = shape.min_local(), n = shape.nodes;
+  auto out = intra_cost(params, g, m, tuning, 2);
+  if (!out) return std::nullopt;
+  out->algorithm = "hierarchical";
+  const model::Shape rails = model::Shape::uniform(n, 1);
+  const auto at_shard = level_cost(tuning.hier_inter, params, rails, m / g, tuning);
+  const auto at_node = level_cost(tuning.hier_inter, params, rails, m, tuning);
+  const auto at_rank = level_cost(tuning.hier_inter, params, rails, m / g_min, tuning);
+  if (!at_shard || !at_node || !at_rank) return std::nullopt;
+  const int rounds = (g + g_min - 1) / g_min;
+  out->latency_s += rounds * at_shard->latency_s;
+  out->bandwidth_s += at_node->bandwidth_s;
+  out->reduction_s += at_rank->reduction_s;
+  out->detail =
+      model::detail_text("%s within nodes of up to %d, %s across %d nodes on %d rail(s)",
+                         tuning.hier_intra.c_str(), g, tuning.hier_inter.c_str(), n, g_min);
+  return out;
+}
+
+std::optional<model::Prediction> hierarchical_leader_cost(const model::CostParams& params,
+                                                          const model::Shape& shape, double m,
+                                                          const Tuning& tuning) {
+  const int g = shape.max_local(), n = shape.nodes;
+  auto out = intra_cost(params, g, m, tuning, 4);
+  if (!out) return std::nullopt;
+  out->algorithm = "hierarchical_leader";
+  const auto leaders =
+      level_cost(tuning.hier_inter, params, model::Shape::uniform(n, 1), m, tuning);
+  if (!leaders) return std::nullopt;
+  add_terms(*out, *leaders);
+  out->detail = model::detail_text("%s within nodes of up to %d, %s among %d leaders",
+                                   tuning.hier_intra.c_str(), g, tuning.hier_inter.c_str(), n);
+  return out;
+}
+
 const AlgorithmRegistration kHierarchical(
-    {"hierarchical", hierarchical_allreduce,
-     "intra-node reduce-scatter, per-shard inter-node all-reduce on every local rank (rails), "
-     "intra-node all-gather (COLL_HIER_INTRA, COLL_HIER_INTER)",
-     40});
+    {.name = "hierarchical",
+     .run = hierarchical_allreduce,
+     .summary = "intra-node reduce-scatter, per-shard inter-node all-reduce on every local rank "
+                "(rails), intra-node all-gather (COLL_HIER_INTRA, COLL_HIER_INTER)",
+     .order = 40,
+     .cost = hierarchical_cost});
 const AlgorithmRegistration kHierarchicalLeader(
-    {"hierarchical_leader", hierarchical_leader_allreduce,
-     "intra-node reduce, all-reduce among node leaders, intra-node broadcast "
-     "(COLL_HIER_INTRA, COLL_HIER_INTER)",
-     41});
+    {.name = "hierarchical_leader",
+     .run = hierarchical_leader_allreduce,
+     .summary = "intra-node reduce, all-reduce among node leaders, intra-node broadcast "
+                "(COLL_HIER_INTRA, COLL_HIER_INTER)",
+     .order = 41,
+     .cost = hierarchical_leader_cost});
 
 }  // namespace
 }  // namespace coll

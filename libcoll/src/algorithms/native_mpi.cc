@@ -114,9 +114,13 @@ void native_mpi_allreduce(const CollectiveContext& context, const AllreduceArgs&
   }
 }
 
-const AlgorithmRegistration kNativeMpi({"native_mpi", native_mpi_allreduce,
-                                        "the MPI library's MPI_Allreduce (under mpirun only)", 50,
-                                        true, running_under_mpi});
+// No cost formula: a baseline measured beside libcoll's own algorithms, never `auto`'s pick.
+const AlgorithmRegistration kNativeMpi(
+    {.name = "native_mpi",
+     .run = native_mpi_allreduce,
+     .summary = "the MPI library's MPI_Allreduce (under mpirun only)",
+     .order = 50,
+     .available = running_under_mpi});
 
 }  // namespace
 }  // namespace coll

@@ -109,10 +109,13 @@ void native_nccl_allreduce(const CollectiveContext& context, const AllreduceArgs
   check_cuda(cudaStreamSynchronize(state.stream), "cudaStreamSynchronize");
 }
 
-const AlgorithmRegistration kNativeNccl({"native_nccl", native_nccl_allreduce,
-                                         "NCCL's ncclAllReduce (needs a GPU; host buffers are "
-                                         "staged through device memory)",
-                                         60, true, gpu_present});
+// No cost formula: a baseline measured beside libcoll's own algorithms, never `auto`'s pick.
+const AlgorithmRegistration kNativeNccl(
+    {.name = "native_nccl",
+     .run = native_nccl_allreduce,
+     .summary = "NCCL's ncclAllReduce (needs a GPU; host buffers are staged through device memory)",
+     .order = 60,
+     .available = gpu_present});
 
 }  // namespace
 }  // namespace coll

@@ -9,39 +9,17 @@
 // contribute their own input and receive the result like every other rank.
 #include <algorithm>
 #include <cstring>
-#include <map>
+#include <string>
 #include <vector>
 
+#include "algorithms/parameter_server_schedule.hpp"
 #include "algorithms/partition.hpp"
+#include "algorithms/pipeline.hpp"
 #include "algorithms/registry.hpp"
 #include "reduce/reducer.hpp"
 
 namespace coll {
 namespace {
-
-// Group indices of the servers; shard j is served by servers[j].
-std::vector<int> choose_servers(const CollectiveContext& context) {
-  const Group& group = context.group;
-  const int n = group.size();
-  const int k = context.tuning.ps_servers <= 0 ? n : std::min(context.tuning.ps_servers, n);
-  std::vector<int> servers;
-  if (context.tuning.ps_dedicated) {
-    for (int index = n - k; index < n; ++index) servers.push_back(index);
-    return servers;
-  }
-  // Rank by (position within its node, node): round-robin over the nodes.
-  std::map<int, int> seen_on_node;
-  std::vector<std::pair<int, int>> order;  // (local position, group index)
-  for (int index = 0; index < n; ++index) {
-    const int node = context.node_of_rank[static_cast<std::size_t>(group.global(index))];
-    order.emplace_back(seen_on_node[node]++, index);
-  }
-  std::stable_sort(order.begin(), order.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (int j = 0; j < k; ++j) servers.push_back(order[static_cast<std::size_t>(j)].second);
-  std::sort(servers.begin(), servers.end());
-  return servers;
-}
 
 // Message indices: 2 * segment for a push, 2 * segment + 1 for the pulled result, so a rank
 // that both serves and pushes to another server never reuses a tag towards one peer.
@@ -60,17 +38,18 @@ void parameter_server_allreduce(const CollectiveContext& context, const Allreduc
   const auto* send = static_cast<const std::byte*>(args.send);
   if (trivial_allreduce(context, args)) return;
 
-  const std::vector<int> servers = choose_servers(context);
+  std::vector<int> node_of_member;
+  for (int index = 0; index < n; ++index) {
+    node_of_member.push_back(context.node_of_rank[static_cast<std::size_t>(group.global(index))]);
+  }
+  const std::vector<int> servers = ps_servers(node_of_member, context.tuning);
   const Partition shards(args.count, servers.size());
-  std::size_t segment = std::max<std::size_t>(1, context.tuning.segment_bytes / elem);
-  const std::size_t longest = shards.max_length();
-  segment =
-      std::max(segment, (longest + TagSpace::kMaxMessages / 2 - 1) / (TagSpace::kMaxMessages / 2));
-  const std::size_t segments = (longest + segment - 1) / segment;
+  // A push and a pull message per segment.
+  const Segmentation cut = Segmentation::of(context.tuning, elem, shards.max_length(), 2);
+  const std::size_t segments = cut.segments();
   auto piece = [&](std::size_t shard, std::size_t index) {  // (offset, length) in elements
-    const std::size_t length = shards.length(shard);
-    const std::size_t begin = std::min(length, index * segment);
-    return std::pair{shards.offset(shard) + begin, std::min(length, begin + segment) - begin};
+    const Piece part = cut.piece(shards.length(shard), index);
+    return std::pair{shards.offset(shard) + part.offset, part.length};
   };
 
   // Worker side: push every segment of every shard served elsewhere, and post its pull.
@@ -103,8 +82,8 @@ void parameter_server_allreduce(const CollectiveContext& context, const Allreduc
   if (my_shard >= 0) {
     const auto shard = static_cast<std::size_t>(my_shard);
     const std::size_t others = static_cast<std::size_t>(n - 1);
-    const std::size_t window = std::max(1, context.tuning.window);
-    const std::size_t slot_bytes = std::min(segment, longest) * elem;
+    const std::size_t window = window_of(context.tuning);
+    const std::size_t slot_bytes = cut.elems() * elem;
     auto staging = context.pool.acquire(window * others * slot_bytes);
     auto slot = [&](std::size_t s, std::size_t other) {
       return staging.data() + ((s % window) * others + other) * slot_bytes;
@@ -121,11 +100,9 @@ void parameter_server_allreduce(const CollectiveContext& context, const Allreduc
             peer(o), context.tags.make(peer(o), push_message(s)), slot(s, o), length * elem);
       }
     };
-    std::size_t mine = 0;  // segments of this server's shard
-    while (mine < segments && piece(shard, mine).second > 0) ++mine;
+    const std::size_t mine = cut.segments_of(shards.length(shard));
     results.reserve(mine * others);
-    for (std::size_t s = 0; s < std::min(window, mine); ++s) post(s);
-    for (std::size_t s = 0; s < mine; ++s) {
+    auto finish = [&](std::size_t s) {
       context.transport.wait_all(std::span(incoming).subspan((s % window) * others, others));
       const auto [offset, length] = piece(shard, s);
       std::byte* target = recv + offset * elem;
@@ -135,23 +112,82 @@ void parameter_server_allreduce(const CollectiveContext& context, const Allreduc
         reduce(args.type, args.op, target, target, slot(s, o), length);
       }
       if (args.op == ReduceOp::Avg) finish_average(args.type, target, length, n);
-      if (s + window < mine) post(s + window);  // this segment's slots are free again
       for (std::size_t o = 0; o < others; ++o) {
         results.push_back(context.transport.send(
             peer(o), context.tags.make(my_global, pull_message(s)), target, length * elem));
       }
-    }
+    };
+    run_windowed(mine, window, post, finish);
   }
   context.transport.wait_all(pulls);
   context.transport.wait_all(pushes);
   context.transport.wait_all(results);
 }
 
+// Cost (BytePS, OSDI'20 section 4): push then pull; each of the k servers owns M/k. Every
+// rank sends M/k to each other server and every server receives M/k from each other rank; the
+// messages of one rank are posted back to back and pay alpha each (Thakur et al.'s linear
+// exchange), bytes are bounded by the busiest rank port and node NIC. Flat, k = p:
+//   T = 2(p-1)*alpha + 2(p-1)/p*M*beta + (p-1)/p*M*gamma, as the ring.
+std::optional<model::Prediction> parameter_server_cost(const model::CostParams& params,
+                                                       const model::Shape& shape, double m,
+                                                       const Tuning& tuning) {
+  model::Prediction out{"ps"};
+  const int p = shape.ranks;
+  if (p < 2) return out;
+  const std::vector<int> servers = ps_servers(shape.node_of_rank, tuning);
+  const int k = static_cast<int>(servers.size());
+  const double shard = m / k;
+  // Push phase (the pull phase mirrors it): rank r sends a shard to every server s != r.
+  std::vector<double> port_out(static_cast<std::size_t>(p)), port_in(port_out.size());
+  std::vector<double> lat_out(port_out.size()), lat_in(port_out.size());
+  std::vector<double> nic_out(static_cast<std::size_t>(shape.nodes)), nic_in(nic_out.size());
+  for (int r = 0; r < p; ++r) {
+    for (const int s : servers) {
+      if (s == r) continue;
+      const auto from = static_cast<std::size_t>(r), to = static_cast<std::size_t>(s);
+      if (shape.same_node(r, s)) {
+        port_out[from] += shard * params.intra.beta_s_per_byte;
+        port_in[to] += shard * params.intra.beta_s_per_byte;
+        lat_out[from] += params.intra.alpha_s;
+        lat_in[to] += params.intra.alpha_s;
+      } else {
+        nic_out[static_cast<std::size_t>(shape.node_of_rank[from])] += shard;
+        nic_in[static_cast<std::size_t>(shape.node_of_rank[to])] += shard;
+        lat_out[from] += params.inter.alpha_s;
+        lat_in[to] += params.inter.alpha_s;
+      }
+    }
+  }
+  auto top = [](const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); };
+  const double ports = std::max(top(port_out), top(port_in));
+  const double nics = std::max(top(nic_out), top(nic_in)) * params.inter.beta_s_per_byte;
+  out.latency_s = 2 * std::max(top(lat_out), top(lat_in));
+  out.bandwidth_s = 2 * std::max(ports, nics);
+  out.reduction_s = (p - 1) * shard * params.gamma_s_per_byte;
+  out.detail = model::detail_text("k=%d %s servers, push + pull of M/k shards%s", k,
+                                  tuning.ps_dedicated ? "dedicated" : "co-located",
+                                  nics > ports ? ", NIC-bound" : "");
+  return out;
+}
+
+// nccl-tests' busbw does not describe a parameter server: collbench reports instead the bytes
+// each worker moves (pushes plus pulls to the k-1 other shards) per byte of the vector.
+BusFactor parameter_server_bus_factor(int ranks, const Tuning& tuning) {
+  const int k = ps_server_count(ranks, tuning);
+  return {k > 1 ? 2.0 * (k - 1) / k : 0.0, false,
+          "wkbw* = bytes each worker moves / time = algbw * 2(k-1)/k, k = " + std::to_string(k) +
+              " servers: NOT nccl-tests' busbw"};
+}
+
 const AlgorithmRegistration kParameterServer(
-    {"ps", parameter_server_allreduce,
-     "parameter server: shards pushed to k servers (COLL_PS_SERVERS, default every rank), "
-     "summed there, pulled back; busbw is not nccl-tests'",
-     30, /*standard_busbw=*/false});
+    {.name = "ps",
+     .run = parameter_server_allreduce,
+     .summary = "parameter server: shards pushed to k servers (COLL_PS_SERVERS, default every "
+                "rank), summed there, pulled back; busbw is not nccl-tests'",
+     .order = 30,
+     .cost = parameter_server_cost,
+     .bus_factor = parameter_server_bus_factor});
 
 }  // namespace
 }  // namespace coll

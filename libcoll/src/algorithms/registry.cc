@@ -25,6 +25,11 @@ std::span<const AlgorithmInfo> allreduce_algorithms() {
   return registered();
 }
 
+BusFactor nccl_tests_bus_factor(int ranks, const Tuning& /*tuning*/) {
+  return {ranks > 1 ? 2.0 * (ranks - 1) / ranks : 0.0, true,
+          "busbw = algbw * 2(n-1)/n (nccl-tests)"};
+}
+
 bool is_available(const AlgorithmInfo& info) {
   return info.available == nullptr || info.available();
 }

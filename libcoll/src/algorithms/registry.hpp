@@ -1,24 +1,51 @@
-// The all-reduce algorithms libcoll offers, by name. Each algorithm's file registers itself
-// with a static AlgorithmRegistration, so adding an algorithm touches no shared file.
+// The all-reduce algorithms libcoll offers, by name. Each algorithm's file registers itself with
+// a static AlgorithmRegistration holding everything known about it: how to run it, its cost
+// formula and its bus-bandwidth factor. Adding an algorithm touches no shared file, and `auto`
+// (Selector) considers every registered algorithm that has a cost formula.
 #pragma once
 
+#include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "algorithms/collective.hpp"
+#include "model/link_params.hpp"
+#include "model/prediction.hpp"
+#include "model/shape.hpp"
 
 namespace coll {
 
 using AllreduceFn = void (*)(const CollectiveContext&, const AllreduceArgs&);
+
+// Predicted time of an all-reduce of `bytes` bytes per rank on `shape`, in the cost model's
+// terms (alpha, beta per link class, gamma), under the communicator's tuning (segment size,
+// parameter-server servers, hierarchical levels). nullopt when the tuning leaves the algorithm
+// without a formula (a level algorithm that has none).
+using CostFn = std::optional<model::Prediction> (*)(const model::CostParams& params,
+                                                    const model::Shape& shape, double bytes,
+                                                    const Tuning& tuning);
+
+// busbw = algbw * factor. `standard` is nccl-tests' definition for all-reduce, 2(n-1)/n;
+// otherwise (parameter server) collbench marks the column and prints `definition`.
+struct BusFactor {
+  double factor = 0;
+  bool standard = true;
+  std::string definition;
+};
+using BusFactorFn = BusFactor (*)(int ranks, const Tuning& tuning);
+
+// nccl-tests' all-reduce bus factor, 2(n-1)/n: the default of every algorithm.
+BusFactor nccl_tests_bus_factor(int ranks, const Tuning& tuning);
 
 struct AlgorithmInfo {
   std::string_view name;
   AllreduceFn run;
   std::string_view summary;
   int order;  // listing position (ring, the reference, first)
-  // False when nccl-tests' busbw = algbw * 2(n-1)/n does not describe the algorithm's traffic
-  // (parameter server): collbench then marks the column.
-  bool standard_busbw = true;
+  // Null only for baselines outside libcoll's model (native MPI, NCCL): `auto` never picks them.
+  CostFn cost = nullptr;
+  BusFactorFn bus_factor = nccl_tests_bus_factor;
   // Null when always usable; otherwise says whether this process can run it (an MPI job, a GPU).
   bool (*available)() = nullptr;
 };

@@ -8,67 +8,40 @@
 #include <cstring>
 #include <vector>
 
+#include "algorithms/pipeline.hpp"
 #include "reduce/reducer.hpp"
 
 namespace coll {
 namespace {
 
-struct Range {
-  std::size_t offset;  // in elements, from the start of the buffer
-  std::size_t length;
-};
-
-class RingSchedule {
+// Where block b's segments lie: the caller's bounds cut into pipeline segments.
+class RingBlocks {
  public:
-  RingSchedule(RingBounds bounds, int me, std::size_t segment_elems)
-      : bounds_(bounds), ranks_(static_cast<int>(bounds.size()) - 1), me_(me) {
-    std::size_t longest = 0;
-    for (int b = 0; b < ranks_; ++b) longest = std::max(longest, block_length(b));
-    longest_ = longest;
-    segment_ = std::max<std::size_t>(1, segment_elems);
-    segments_ = longest == 0 ? 0 : (longest + segment_ - 1) / segment_;
-    // Keep the message index within the tag's 24 bits by growing segments if needed.
-    const std::size_t limit = TagSpace::kMaxMessages / 2 / std::size_t(steps() > 0 ? steps() : 1);
-    if (segments_ > limit) {
-      segment_ = (longest + limit - 1) / limit;
-      segments_ = (longest + segment_ - 1) / segment_;
-    }
-  }
+  RingBlocks(RingBounds bounds, const Tuning& tuning, std::size_t elem_bytes, int steps)
+      : bounds_(bounds),
+        segmentation_(Segmentation::of(tuning, elem_bytes, longest(bounds),
+                                       static_cast<std::size_t>(std::max(1, steps)))) {}
 
-  int steps() const { return 2 * (ranks_ - 1); }
-  std::size_t segments() const { return segments_; }
-  std::size_t segment_elems() const { return std::min(segment_, longest_); }
-  bool reduce_step(int step) const { return step < ranks_ - 1; }
-
-  // Block this rank sends / receives at a step: reduce-scatter walks backwards from this rank,
-  // all-gather forwards the block this rank completed (me + 1) and the ones it receives.
-  int send_block(int step) const {
-    return reduce_step(step) ? wrap(me_ - step) : wrap(me_ + 1 - (step - (ranks_ - 1)));
-  }
-  int recv_block(int step) const {
-    return reduce_step(step) ? wrap(me_ - step - 1) : wrap(me_ - (step - (ranks_ - 1)));
-  }
-
-  Range segment(int block, std::size_t index) const {
-    const std::size_t length = block_length(block);
-    const std::size_t begin = std::min(length, index * segment_);
-    const std::size_t end = std::min(length, begin + segment_);
-    return {bounds_[static_cast<std::size_t>(block)] + begin, end - begin};
+  const Segmentation& segmentation() const { return segmentation_; }
+  // Segment `index` of block `block`, as elements from the start of the buffer.
+  Piece segment(int block, std::size_t index) const {
+    const auto b = static_cast<std::size_t>(block);
+    Piece piece = segmentation_.piece(bounds_[b + 1] - bounds_[b], index);
+    piece.offset += bounds_[b];
+    return piece;
   }
 
  private:
-  int wrap(int index) const { return ((index % ranks_) + ranks_) % ranks_; }
-  std::size_t block_length(int block) const {
-    const auto b = static_cast<std::size_t>(block);
-    return bounds_[b + 1] - bounds_[b];
+  static std::size_t longest(RingBounds bounds) {
+    std::size_t length = 0;
+    for (std::size_t b = 0; b + 1 < bounds.size(); ++b) {
+      length = std::max(length, bounds[b + 1] - bounds[b]);
+    }
+    return length;
   }
 
   RingBounds bounds_;
-  int ranks_;
-  int me_;
-  std::size_t longest_ = 0;
-  std::size_t segment_ = 1;
-  std::size_t segments_ = 0;
+  Segmentation segmentation_;
 };
 
 // Runs ring steps [first_step, last_step). Message indices count units from first_step, so
@@ -85,13 +58,14 @@ void run_steps(const CollectiveContext& context, const AllreduceArgs& args, Ring
     return;
   }
 
-  const RingSchedule ring(bounds, group.me, context.tuning.segment_bytes / elem);
+  const RingSchedule ring(group.size(), group.me);
+  const RingBlocks blocks(bounds, context.tuning, elem, ring.steps());
   const int right = group.global(group.index_after(1));
   const int left = group.global(group.index_after(-1));
-  const std::size_t segments = ring.segments();
+  const std::size_t segments = blocks.segmentation().segments();
   const std::size_t units = std::size_t(last_step - first_step) * segments;
-  const std::size_t window = std::max(1, context.tuning.window);
-  const std::size_t slot_bytes = ring.segment_elems() * elem;
+  const std::size_t window = window_of(context.tuning);
+  const std::size_t slot_bytes = blocks.segmentation().elems() * elem;
   const bool reduces = ring.reduce_step(first_step);
   auto staging = context.pool.acquire(reduces ? window * slot_bytes : 0);
   const Transport::Request none{nullptr, -1, false, 0, true};
@@ -102,7 +76,7 @@ void run_steps(const CollectiveContext& context, const AllreduceArgs& args, Ring
   auto unit_step = [&](std::size_t unit) { return first_step + static_cast<int>(unit / segments); };
   auto post_send = [&](std::size_t unit) {
     const int step = unit_step(unit);
-    const Range range = ring.segment(ring.send_block(step), unit % segments);
+    const Piece range = blocks.segment(ring.send_block(step), unit % segments);
     if (range.length == 0) return;
     const std::byte* source = (step == 0 ? send : recv) + range.offset * elem;
     sends.push_back(context.transport.send(
@@ -111,7 +85,7 @@ void run_steps(const CollectiveContext& context, const AllreduceArgs& args, Ring
   };
   auto post_recv = [&](std::size_t unit) {
     const int step = unit_step(unit);
-    const Range range = ring.segment(ring.recv_block(step), unit % segments);
+    const Piece range = blocks.segment(ring.recv_block(step), unit % segments);
     if (range.length == 0) return;
     std::byte* target = ring.reduce_step(step) ? staging.data() + (unit % window) * slot_bytes
                                                : recv + range.offset * elem;
@@ -119,13 +93,10 @@ void run_steps(const CollectiveContext& context, const AllreduceArgs& args, Ring
         context.transport.recv(left, context.tags.make(left, static_cast<std::uint32_t>(unit)),
                                target, range.length * elem);
   };
-
-  for (std::size_t unit = 0; unit < std::min(segments, units); ++unit) post_send(unit);
-  for (std::size_t unit = 0; unit < std::min(window, units); ++unit) post_recv(unit);
-  for (std::size_t unit = 0; unit < units; ++unit) {
+  auto finish = [&](std::size_t unit) {
     context.transport.wait(receives[unit]);
     const int step = unit_step(unit);
-    const Range range = ring.segment(ring.recv_block(step), unit % segments);
+    const Piece range = blocks.segment(ring.recv_block(step), unit % segments);
     if (ring.reduce_step(step) && range.length > 0) {
       std::byte* target = recv + range.offset * elem;
       // Each step reduces a block this rank has not touched yet: the partial sum that arrived
@@ -137,9 +108,12 @@ void run_steps(const CollectiveContext& context, const AllreduceArgs& args, Ring
         finish_average(args.type, target, range.length, group.size());
       }
     }
+    // The same segment's next step forwards what this one produced.
     if (unit + segments < units) post_send(unit + segments);
-    if (unit + window < units) post_recv(unit + window);
-  }
+  };
+
+  for (std::size_t unit = 0; unit < std::min(segments, units); ++unit) post_send(unit);
+  run_windowed(units, window, post_recv, finish);
   context.transport.wait_all(sends);
 }
 

@@ -6,18 +6,13 @@
 #include <span>
 
 #include "algorithms/collective.hpp"
+#include "algorithms/ring_schedule.hpp"
 
 namespace coll {
 
 // Block b of the buffer is elements [bounds[b], bounds[b + 1]); bounds has group size + 1
 // entries, ascending, from 0 to the count. Blocks may be empty.
 using RingBounds = std::span<const std::size_t>;
-
-// The block a member holds complete after the reduce-scatter (and contributes to the
-// all-gather): the ring finishes block me + 1 at its last reduce step.
-inline int ring_block_of(int member, int members) {
-  return (member + 1) % members;
-}
 
 // Afterwards block ring_block_of(me) of args.recv holds the reduction of every member's
 // args.send over it; other blocks of recv hold partial sums. Avg is averaged over the group.

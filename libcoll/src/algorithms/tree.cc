@@ -4,78 +4,18 @@
 // leaf in the other: each rank sends and receives about twice the buffer, as in the ring, but in
 // O(log n) steps. Both halves are cut into segments and the trees run as one pipelined stream.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <vector>
 
 #include "algorithms/partition.hpp"
+#include "algorithms/pipeline.hpp"
 #include "algorithms/registry.hpp"
+#include "algorithms/tree_schedule.hpp"
 #include "reduce/reducer.hpp"
 
 namespace coll {
 namespace {
-
-// One rank's place in one tree, as group indices (-1: none).
-struct TreeNode {
-  int parent = -1;
-  int left = -1;
-  int right = -1;
-  int depth = 0;
-};
-
-// The shape both trees share, over positions 1..n: a position's height is its number of trailing
-// zero bits, so odd positions are leaves, and the largest power of two <= n is the root. A node
-// p = ...b00 (lowest set bit b) has children p - b/2 and p + b/2; when p + b/2 is past n, the
-// right child is the first of p + b/4, p + b/8, ... that exists.
-int lowest_bit(int p) {
-  return p & -p;
-}
-
-int parent_position(int p, int n) {  // 0 for the root
-  const int b = lowest_bit(p);
-  if ((p & (2 * b)) != 0) return p - b;  // p is the right child of p - b
-  if (p + b <= n) return p + b;          // p is the left child of p + b
-  return p - b;                          // p replaces a right child that is past n
-}
-
-void child_positions(int p, int n, int& left, int& right) {
-  left = right = 0;
-  const int b = lowest_bit(p);
-  if (b == 1) return;
-  left = p - b / 2;
-  for (int c = b / 2; c >= 1; c /= 2) {
-    if (p + c <= n) {
-      right = p + c;
-      return;
-    }
-  }
-}
-
-// Tree 0 places group index i at position i + 1. Tree 1 mirrors it when n is even and shifts it
-// by one when n is odd; either way the odd positions (leaves) of one tree are the interior of the
-// other (the shift leaves index n - 1 a leaf in both).
-int position_of(int tree, int index, int n) {
-  if (tree == 0) return index + 1;
-  return n % 2 == 0 ? n - index : (index + 1) % n + 1;
-}
-
-int index_of(int tree, int position, int n) {
-  if (position == 0) return -1;
-  if (tree == 0) return position - 1;
-  return n % 2 == 0 ? n - position : (position - 2 + n) % n;
-}
-
-TreeNode tree_node(int tree, int me, int n) {
-  const int p = position_of(tree, me, n);
-  TreeNode node;
-  node.parent = index_of(tree, parent_position(p, n), n);
-  int left = 0;
-  int right = 0;
-  child_positions(p, n, left, right);
-  node.left = index_of(tree, left, n);
-  node.right = index_of(tree, right, n);
-  for (int q = parent_position(p, n); q != 0; q = parent_position(q, n)) ++node.depth;
-  return node;
-}
 
 // Message kinds, so that every (sender, message index) pair is used once per collective.
 enum Kind : std::uint32_t { kUp = 0, kDownLeft = 1, kDownRight = 2, kKinds = 3 };
@@ -97,20 +37,14 @@ void tree_allreduce(const CollectiveContext& context, const AllreduceArgs& args)
   if (trivial_allreduce(context, args)) return;
 
   const Partition halves(args.count, 2);
-  const std::size_t longest = halves.max_length();
-  std::size_t segment = std::max<std::size_t>(1, context.tuning.segment_bytes / elem);
-  segment = std::min(segment, longest);
-  // Message index = (segment * 2 + tree) * kKinds + kind must stay within the tag's 24 bits.
-  const std::size_t max_segments = TagSpace::kMaxMessages / (2 * kKinds);
-  if ((longest + segment - 1) / segment > max_segments) {
-    segment = (longest + max_segments - 1) / max_segments;
-  }
-  const std::size_t segments = (longest + segment - 1) / segment;
+  // Message index = (segment * 2 + tree) * kKinds + kind: 2 * kKinds messages per segment.
+  const Segmentation cut = Segmentation::of(context.tuning, elem, halves.max_length(), 2 * kKinds);
+  const std::size_t segments = cut.segments();
   auto range = [&](int tree, std::size_t index, std::size_t& offset) {
-    const std::size_t length = halves.length(static_cast<std::size_t>(tree));
-    const std::size_t begin = std::min(length, index * segment);
-    offset = halves.offset(static_cast<std::size_t>(tree)) + begin;
-    return std::min(length, begin + segment) - begin;
+    const auto half = static_cast<std::size_t>(tree);
+    const Piece piece = cut.piece(halves.length(half), index);
+    offset = halves.offset(half) + piece.offset;
+    return piece.length;
   };
   auto message = [](std::size_t index, int tree, Kind kind) {
     return static_cast<std::uint32_t>((index * 2 + static_cast<std::size_t>(tree)) * kKinds + kind);
@@ -129,7 +63,7 @@ void tree_allreduce(const CollectiveContext& context, const AllreduceArgs& args)
   // waits, so the rank holding the earliest unfinished unit always has what it needs: no
   // deadlock, and each rank forwards segment k while k + 1 is arriving.
   const int max_depth = std::max(nodes[0].depth, nodes[1].depth);
-  const std::size_t window = static_cast<std::size_t>(std::max(1, context.tuning.window));
+  const std::size_t window = window_of(context.tuning);
   std::vector<Unit> units;
   units.reserve(4 * segments);
   std::uint32_t staged = 0;
@@ -150,7 +84,7 @@ void tree_allreduce(const CollectiveContext& context, const AllreduceArgs& args)
     }
   }
 
-  const std::size_t slot_bytes = segment * elem;
+  const std::size_t slot_bytes = cut.elems() * elem;
   auto staging = context.pool.acquire(2 * window * slot_bytes);
   auto slot = [&](const Unit& unit, int child) {
     return staging.data() + (2 * unit.slot + static_cast<std::size_t>(child)) * slot_bytes;
@@ -184,8 +118,7 @@ void tree_allreduce(const CollectiveContext& context, const AllreduceArgs& args)
     if (node.right >= 0) receive(node.right, 1, kUp, slot(unit, 1));
   };
 
-  for (std::size_t u = 0; u < std::min(window, units.size()); ++u) post_recv(u);
-  for (std::size_t u = 0; u < units.size(); ++u) {
+  auto finish = [&](std::size_t u) {
     const Unit& unit = units[u];
     const TreeNode& node = nodes[unit.tree];
     // Only the receives this unit posted (its children's, or its parent's): left comes first.
@@ -216,15 +149,49 @@ void tree_allreduce(const CollectiveContext& context, const AllreduceArgs& args)
         post_send(node.right, message(unit.segment, unit.tree, kDownRight), target, length);
       }
     }
-    if (u + window < units.size()) post_recv(u + window);
-  }
+  };
+  run_windowed(units.size(), window, post_recv, finish);
   context.transport.wait_all(sends);
 }
 
-const AlgorithmRegistration kTree({"tree", tree_allreduce,
-                                   "pipelined double binary tree; two complementary trees each "
-                                   "carry half the data, O(log n) latency steps",
-                                   10});
+// Cost: two trees each carry M/2 in k segments; every rank is interior in one tree and a leaf
+// in the other, so each pipeline step moves M/k through a rank's port. Depth D = floor(log2 p):
+// T(k) = 2(D+k-1)*(alpha + M/k*beta) + (D+k-1)*M/k*gamma (reduce, then broadcast), with the
+// best k: k* = sqrt(D*M*(2beta+gamma) / (2alpha)), rounded to the better neighbouring integer,
+// segments of at least 64 B. For large M: 2M*beta + 2D*alpha + 4sqrt(D*alpha*M*beta). A tree
+// spanning nodes runs at the inter link's pace (a pipeline is as fast as its slowest stage);
+// each tree crosses a node boundary about once per direction, so no NIC sharing.
+std::optional<model::Prediction> tree_cost(const model::CostParams& params,
+                                           const model::Shape& shape, double m, const Tuning&) {
+  model::Prediction out{"tree"};
+  const int p = shape.ranks;
+  if (p < 2) return out;
+  const model::LinkParams& link = shape.nodes > 1 ? params.inter : params.intra;
+  const double depth = std::floor(std::log2(double(p)));
+  const double alpha = link.alpha_s, beta = link.beta_s_per_byte, gamma = params.gamma_s_per_byte;
+  const double k_max = std::max(1.0, std::floor(m / 64));
+  auto cost = [&](double k) {
+    const double steps = depth + k - 1;
+    return model::Prediction{"tree", 2 * steps * alpha, 2 * steps * m / k * beta,
+                             steps * m / k * gamma};
+  };
+  double k_star = alpha > 0 ? std::sqrt(depth * m * (2 * beta + gamma) / (2 * alpha)) : k_max;
+  k_star = std::clamp(k_star, 1.0, k_max);
+  double k = std::floor(k_star);
+  if (k + 1 <= k_max && cost(k + 1).total_s() < cost(k).total_s()) k += 1;
+  out = cost(k);
+  out.detail = model::detail_text("depth %d, k=%.0f segments, on the %s link", int(depth), k,
+                                  shape.nodes > 1 ? "inter-node" : "intra-node");
+  return out;
+}
+
+const AlgorithmRegistration kTree({.name = "tree",
+                                   .run = tree_allreduce,
+                                   .summary = "pipelined double binary tree; two complementary "
+                                              "trees each carry half the data, O(log n) latency "
+                                              "steps",
+                                   .order = 10,
+                                   .cost = tree_cost});
 
 }  // namespace
 }  // namespace coll

@@ -1,4 +1,4 @@
-// The library's COLL_* settings, read once per communicator (docs/configuration.md lists them).
+// The library's COLL_* settings, read once per communicator (README.md's table lists them).
 #pragma once
 
 #include <optional>

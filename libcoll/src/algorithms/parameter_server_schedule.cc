@@ -1,0 +1,34 @@
+#include "algorithms/parameter_server_schedule.hpp"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+namespace coll {
+
+int ps_server_count(int members, const Tuning& tuning) {
+  return tuning.ps_servers <= 0 ? members : std::min(tuning.ps_servers, members);
+}
+
+std::vector<int> ps_servers(const std::vector<int>& node_of_member, const Tuning& tuning) {
+  const int n = static_cast<int>(node_of_member.size());
+  const int k = ps_server_count(n, tuning);
+  std::vector<int> servers;
+  if (tuning.ps_dedicated) {
+    for (int index = n - k; index < n; ++index) servers.push_back(index);
+    return servers;
+  }
+  // Rank by (position within its node, node): round-robin over the nodes.
+  std::map<int, int> seen_on_node;
+  std::vector<std::pair<int, int>> order;  // (local position, group index)
+  for (int index = 0; index < n; ++index) {
+    order.emplace_back(seen_on_node[node_of_member[static_cast<std::size_t>(index)]]++, index);
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (int j = 0; j < k; ++j) servers.push_back(order[static_cast<std::size_t>(j)].second);
+  std::sort(servers.begin(), servers.end());
+  return servers;
+}
+
+}  // namespace coll

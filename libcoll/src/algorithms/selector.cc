@@ -1,0 +1,130 @@
+#include "algorithms/selector.hpp"
+
+#include <cstdio>
+
+#include "algorithms/registry.hpp"
+
+namespace coll {
+namespace {
+
+std::string microseconds(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f us", seconds * 1e6);
+  return text;
+}
+
+std::string dominant_term(const model::Prediction& p) {
+  const double total = p.total_s();
+  if (total <= 0) return "nothing to move";
+  const char* name = "latency (alpha)";
+  double part = p.latency_s;
+  if (p.bandwidth_s > part) name = "bandwidth (beta)", part = p.bandwidth_s;
+  if (p.reduction_s > part) name = "reduction (gamma)", part = p.reduction_s;
+  char text[64];
+  std::snprintf(text, sizeof text, "%s %.0f%%", name, 100 * part / total);
+  return text;
+}
+
+}  // namespace
+
+std::optional<model::Prediction> predict(std::string_view algorithm,
+                                         const model::CostParams& params, const model::Shape& shape,
+                                         std::size_t bytes, const Tuning& tuning) {
+  const AlgorithmInfo* info = find_algorithm(algorithm);
+  if (info == nullptr || info->cost == nullptr) return std::nullopt;
+  auto prediction = info->cost(params, shape, static_cast<double>(bytes), tuning);
+  if (prediction) prediction->algorithm = std::string(algorithm);
+  return prediction;
+}
+
+std::vector<std::string> modeled_algorithms() {
+  std::vector<std::string> names;
+  for (const auto& info : allreduce_algorithms()) {
+    if (info.cost != nullptr) names.emplace_back(info.name);
+  }
+  return names;
+}
+
+std::vector<std::string> registered_candidates() {
+  std::vector<std::string> names;
+  for (const auto& info : allreduce_algorithms()) {
+    if (is_available(info)) names.emplace_back(info.name);
+  }
+  return names;
+}
+
+const model::Prediction* Explanation::winning() const {
+  for (const auto& candidate : candidates) {
+    if (candidate.name == winner && candidate.prediction) return &*candidate.prediction;
+  }
+  return nullptr;
+}
+
+Explanation explain(const model::CostParams& params, const model::Shape& shape, std::size_t bytes,
+                    const std::vector<std::string>& candidates, const Tuning& tuning) {
+  Explanation out;
+  out.bytes = bytes;
+  const model::Prediction* best = nullptr;
+  const model::Prediction* second = nullptr;
+  for (const auto& name : candidates) {
+    CandidateResult result{name, predict(name, params, shape, bytes, tuning), {}};
+    if (!result.prediction) result.note = "skipped: the cost model has no formula for it";
+    out.candidates.push_back(std::move(result));
+  }
+  for (const auto& candidate : out.candidates) {
+    if (!candidate.prediction) continue;
+    const model::Prediction* p = &*candidate.prediction;
+    if (best == nullptr || p->total_s() < best->total_s()) {
+      second = best;
+      best = p;
+    } else if (second == nullptr || p->total_s() < second->total_s()) {
+      second = p;
+    }
+  }
+  if (best == nullptr) {
+    out.reason = "no candidate has a formula";
+    return out;
+  }
+  out.winner = best->algorithm;
+  out.reason = out.winner + " predicted " + microseconds(best->total_s());
+  if (second != nullptr) {
+    char ratio[32];
+    std::snprintf(ratio, sizeof ratio, "%.2fx",
+                  best->total_s() > 0 ? second->total_s() / best->total_s() : 1.0);
+    out.reason += ", " + std::string(ratio) + " faster than " + second->algorithm + " (" +
+                  microseconds(second->total_s()) + ")";
+  }
+  out.reason += "; mostly " + dominant_term(*best);
+  return out;
+}
+
+std::string choose(const model::CostParams& params, const model::Shape& shape, std::size_t bytes,
+                   const std::vector<std::string>& candidates, const Tuning& tuning) {
+  return explain(params, shape, bytes, candidates, tuning).winner;
+}
+
+Selector::Selector(model::CostParams params, const std::vector<int>& node_of_rank, Tuning tuning)
+    : params_(std::move(params)),
+      shape_(model::Shape::from_node_of_rank(node_of_rank)),
+      tuning_(std::move(tuning)),
+      candidates_(registered_candidates()) {}
+
+std::optional<model::Prediction> Selector::predict(std::string_view algorithm,
+                                                   std::size_t bytes) const {
+  return coll::predict(algorithm, params_, shape_, bytes, tuning_);
+}
+
+Explanation Selector::explain(std::size_t bytes) const {
+  return coll::explain(params_, shape_, bytes, candidates_, tuning_);
+}
+
+std::string Selector::choose(std::size_t bytes) const {
+  std::lock_guard lock(mutex_);
+  if (auto it = choices_.find(bytes); it != choices_.end()) return it->second;
+  std::string winner = explain(bytes).winner;
+  if (winner.empty()) winner = "ring";
+  if (choices_.size() > 4096) choices_.clear();  // bounded: sizes vary in model replays
+  return choices_.emplace(bytes, winner).first->second;
+}
+
+}  // namespace coll

@@ -1,0 +1,76 @@
+// Choosing the all-reduce algorithm (`auto`): predict every registered algorithm with its own
+// cost formula (AlgorithmInfo::cost), take the fastest, say why. A communicator owns one
+// Selector, with its cost parameters, node map and tuning, and caches its choices per size.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "algorithms/collective.hpp"
+#include "model/link_params.hpp"
+#include "model/prediction.hpp"
+#include "model/shape.hpp"
+
+namespace coll {
+
+// The registered algorithm's formula under `tuning`; nullopt when the name is unknown or the
+// algorithm has no formula (under this tuning).
+std::optional<model::Prediction> predict(std::string_view algorithm,
+                                         const model::CostParams& params, const model::Shape& shape,
+                                         std::size_t bytes, const Tuning& tuning = {});
+
+// The registered algorithms with a cost formula, in registry order (available or not).
+std::vector<std::string> modeled_algorithms();
+// The registered algorithms this process can run, in registry order: what `auto` considers.
+std::vector<std::string> registered_candidates();
+
+struct CandidateResult {
+  std::string name;
+  std::optional<model::Prediction> prediction;  // nullopt: no formula, skipped
+  std::string note;                             // why it was skipped, when it was
+};
+
+struct Explanation {
+  std::size_t bytes = 0;
+  std::vector<CandidateResult> candidates;   // in the order given
+  std::string winner;                        // empty when no candidate has a formula
+  std::string reason;                        // one line
+  const model::Prediction* winning() const;  // the winner's prediction, or nullptr
+};
+
+// Predicts every candidate; the fastest wins, ties going to the earlier candidate.
+Explanation explain(const model::CostParams& params, const model::Shape& shape, std::size_t bytes,
+                    const std::vector<std::string>& candidates, const Tuning& tuning = {});
+std::string choose(const model::CostParams& params, const model::Shape& shape, std::size_t bytes,
+                   const std::vector<std::string>& candidates, const Tuning& tuning = {});
+
+class Selector {
+ public:
+  Selector(model::CostParams params, const std::vector<int>& node_of_rank, Tuning tuning);
+
+  const model::CostParams& params() const { return params_; }
+  const model::Shape& shape() const { return shape_; }
+  const Tuning& tuning() const { return tuning_; }
+
+  std::optional<model::Prediction> predict(std::string_view algorithm, std::size_t bytes) const;
+  // Every registered candidate of this process, explained.
+  Explanation explain(std::size_t bytes) const;
+  // The library's `auto`: the candidate predicted fastest (ring when none has a formula).
+  // Cached per size; safe to call from several threads.
+  std::string choose(std::size_t bytes) const;
+
+ private:
+  model::CostParams params_;
+  model::Shape shape_;
+  Tuning tuning_;
+  std::vector<std::string> candidates_;
+  mutable std::mutex mutex_;
+  mutable std::map<std::size_t, std::string> choices_;
+};
+
+}  // namespace coll
