@@ -90,7 +90,7 @@ TEST(CostModel, TreeUsesTheOptimalSegmentCount) {
   auto t = [&](double k) { return 2 * (depth + k - 1) * (1e-6 + m / k * 1e-10); };
   EXPECT_LE(tree->total_s(), t(std::floor(k_star)) * (1 + 1e-12));
   EXPECT_LE(tree->total_s(), t(std::ceil(k_star)) * (1 + 1e-12));
-  // Close to the closed form 2M beta + 2 D alpha + 4 sqrt(D alpha M beta) (anchors.md).
+  // Close to the closed form 2M beta + 2 D alpha + 4 sqrt(D alpha M beta) (see tree.cc).
   const double closed = 2 * m * 1e-10 + 2 * depth * 1e-6 + 4 * std::sqrt(depth * 1e-6 * m * 1e-10);
   EXPECT_NEAR(tree->total_s(), closed, closed * 0.01);
   // Tiny messages: one segment, 2D steps of alpha.
