@@ -162,23 +162,6 @@ TEST(CostModel, CandidatesWithoutAFormulaAreSkippedWithANote) {
   EXPECT_EQ(explain(flat(), Shape::uniform(1, 4), kSmall, {"nccl"}).winner, "");
 }
 
-TEST(CostModel, P40PresetIsCloseToThePapersMeasuredFits) {
-  const CostParams p40 = *find_preset("p40-cluster");
-  // The group's fits T = a + b M for 8 and 16 workers on 56 Gb/s InfiniBand (paper.md).
-  struct Fit {
-    int nodes;
-    double a, b;
-  };
-  for (const Fit fit : {Fit{2, 9.753672e-05, 3.056823e-10}, Fit{4, 2.358368e-04, 4.059479e-10}}) {
-    const double measured = fit.a + fit.b * double(kLarge);
-    const double predicted = total("ring", p40, Shape::uniform(fit.nodes, 4), kLarge);
-    EXPECT_NEAR(predicted / measured, 1.0, 0.3) << fit.nodes << " nodes";
-  }
-  EXPECT_FALSE(find_preset("nosuch"));
-  EXPECT_THROW(preset_or_throw("nosuch", "test"), Error);
-  EXPECT_EQ(preset_names().size(), 2u);
-}
-
 TEST(CostModel, EveryAlgorithmThisProcessCanRunHasAFormulaThatAutoConsiders) {
   const Selector selector(flat(), {0, 0, 1, 1, 2}, Tuning{});
   const Explanation explanation = selector.explain(kLarge);

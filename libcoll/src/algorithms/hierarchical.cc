@@ -30,6 +30,7 @@
 #include "algorithms/registry.hpp"
 #include "algorithms/ring_phases.hpp"
 #include "coll/error.hpp"
+#include "model/link_model.hpp"
 #include "reduce/reducer.hpp"
 
 namespace coll {
@@ -255,7 +256,7 @@ std::optional<model::Prediction> intra_cost(const model::CostParams& params, int
     phases = ring_phases / 2;
   }
   out.latency_s += phases * (g - 1.0) * params.intra.alpha_s;
-  out.bandwidth_s += phases * (g - 1.0) / g * m * params.intra.beta_s_per_byte;
+  out.bandwidth_s += phases * (g - 1.0) / g * m * model::intra_beta(params, g);
   return out;
 }
 

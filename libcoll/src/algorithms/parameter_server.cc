@@ -127,7 +127,8 @@ void parameter_server_allreduce(const CollectiveContext& context, const Allreduc
 // Cost (BytePS, OSDI'20 section 4): push then pull; each of the k servers owns M/k. Every
 // rank sends M/k to each other server and every server receives M/k from each other rank; the
 // messages of one rank are posted back to back and pay alpha each (Thakur et al.'s linear
-// exchange), bytes are bounded by the busiest rank port and node NIC. Flat, k = p:
+// exchange), bytes are bounded by the busiest rank port, node NIC and node staging path (the
+// node's intra-node bytes, when the parameters have one). Flat, k = p:
 //   T = 2(p-1)*alpha + 2(p-1)/p*M*beta + (p-1)/p*M*gamma, as the ring.
 std::optional<model::Prediction> parameter_server_cost(const model::CostParams& params,
                                                        const model::Shape& shape, double m,
@@ -138,32 +139,44 @@ std::optional<model::Prediction> parameter_server_cost(const model::CostParams& 
   const std::vector<int> servers = ps_servers(shape.node_of_rank, tuning);
   const int k = static_cast<int>(servers.size());
   const double shard = m / k;
-  // Push phase (the pull phase mirrors it): rank r sends a shard to every server s != r.
+  // Push phase (the pull phase mirrors it): rank r sends a shard to every server s != r. Counted
+  // per node (ranks L, servers S of a node) so that it costs O(p), not O(p k): a rank sends S or
+  // S - 1 shards inside its node and k - S across; a server receives L - 1 inside, p - L across.
+  const auto nodes = static_cast<std::size_t>(shape.nodes);
+  std::vector<int> local(nodes), served(nodes);
+  std::vector<bool> is_server(static_cast<std::size_t>(p));
+  for (const int s : servers) {
+    is_server[static_cast<std::size_t>(s)] = true;
+    ++served[static_cast<std::size_t>(shape.node_of_rank[static_cast<std::size_t>(s)])];
+  }
+  for (int r = 0; r < p; ++r) {
+    ++local[static_cast<std::size_t>(shape.node_of_rank[static_cast<std::size_t>(r)])];
+  }
   std::vector<double> port_out(static_cast<std::size_t>(p)), port_in(port_out.size());
   std::vector<double> lat_out(port_out.size()), lat_in(port_out.size());
-  std::vector<double> nic_out(static_cast<std::size_t>(shape.nodes)), nic_in(nic_out.size());
+  std::vector<double> nic_out(nodes), nic_in(nodes);
+  std::vector<double> staged(nodes);  // intra-node bytes through each node's host staging path
+  const double alpha_intra = params.intra.alpha_s, alpha_inter = params.inter.alpha_s;
   for (int r = 0; r < p; ++r) {
-    for (const int s : servers) {
-      if (s == r) continue;
-      const auto from = static_cast<std::size_t>(r), to = static_cast<std::size_t>(s);
-      if (shape.same_node(r, s)) {
-        port_out[from] += shard * params.intra.beta_s_per_byte;
-        port_in[to] += shard * params.intra.beta_s_per_byte;
-        lat_out[from] += params.intra.alpha_s;
-        lat_in[to] += params.intra.alpha_s;
-      } else {
-        nic_out[static_cast<std::size_t>(shape.node_of_rank[from])] += shard;
-        nic_in[static_cast<std::size_t>(shape.node_of_rank[to])] += shard;
-        lat_out[from] += params.inter.alpha_s;
-        lat_in[to] += params.inter.alpha_s;
-      }
+    const auto rank = static_cast<std::size_t>(r);
+    const auto node = static_cast<std::size_t>(shape.node_of_rank[rank]);
+    const int near = served[node] - (is_server[rank] ? 1 : 0), far = k - served[node];
+    port_out[rank] = near * shard * params.intra.beta_s_per_byte;
+    lat_out[rank] = near * alpha_intra + far * alpha_inter;
+    staged[node] += near * shard;
+    nic_out[node] += far * shard;
+    if (is_server[rank]) {
+      port_in[rank] = (local[node] - 1) * shard * params.intra.beta_s_per_byte;
+      lat_in[rank] = (local[node] - 1) * alpha_intra + (p - local[node]) * alpha_inter;
+      nic_in[node] += (p - local[node]) * shard;
     }
   }
   auto top = [](const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); };
   const double ports = std::max(top(port_out), top(port_in));
   const double nics = std::max(top(nic_out), top(nic_in)) * params.inter.beta_s_per_byte;
+  const double staging = top(staged) * params.staging_beta_s_per_byte;
   out.latency_s = 2 * std::max(top(lat_out), top(lat_in));
-  out.bandwidth_s = 2 * std::max(ports, nics);
+  out.bandwidth_s = 2 * std::max({ports, nics, staging});
   out.reduction_s = (p - 1) * shard * params.gamma_s_per_byte;
   out.detail = model::detail_text("k=%d %s servers, push + pull of M/k shards%s", k,
                                   tuning.ps_dedicated ? "dedicated" : "co-located",

@@ -12,6 +12,7 @@
 #include "algorithms/pipeline.hpp"
 #include "algorithms/registry.hpp"
 #include "algorithms/tree_schedule.hpp"
+#include "model/link_model.hpp"
 #include "reduce/reducer.hpp"
 
 namespace coll {
@@ -168,7 +169,9 @@ std::optional<model::Prediction> tree_cost(const model::CostParams& params,
   if (p < 2) return out;
   const model::LinkParams& link = shape.nodes > 1 ? params.inter : params.intra;
   const double depth = std::floor(std::log2(double(p)));
-  const double alpha = link.alpha_s, beta = link.beta_s_per_byte, gamma = params.gamma_s_per_byte;
+  // Inside one node every rank sends in every pipeline step: p flows share the staging path.
+  const double beta = shape.nodes > 1 ? link.beta_s_per_byte : model::intra_beta(params, p);
+  const double alpha = link.alpha_s, gamma = params.gamma_s_per_byte;
   const double k_max = std::max(1.0, std::floor(m / 64));
   auto cost = [&](double k) {
     const double steps = depth + k - 1;

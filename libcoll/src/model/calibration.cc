@@ -3,13 +3,11 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <sstream>
 #include <string_view>
 #include <vector>
@@ -17,6 +15,7 @@
 #include "core/buffer_pool.hpp"
 #include "core/clock.hpp"
 #include "core/env.hpp"
+#include "model/parameter_file.hpp"
 #include "model/preset.hpp"
 #include "reduce/reducer.hpp"
 
@@ -90,18 +89,6 @@ std::string format_number(double value) {
   char text[64];
   std::snprintf(text, sizeof text, "%.17g", value);
   return text;
-}
-
-[[noreturn]] void malformed(const std::string& path, int line, const std::string& what) {
-  throw Error(Status::InvalidArgument,
-              "calibration file " + path + (line > 0 ? " line " + std::to_string(line) : "") +
-                  ": " + what + "; rerun `collbench --calibrate` or remove the file");
-}
-
-std::string trim(const std::string& text) {
-  const auto begin = text.find_first_not_of(" \t\r");
-  if (begin == std::string::npos) return {};
-  return text.substr(begin, text.find_last_not_of(" \t\r") - begin + 1);
 }
 
 }  // namespace
@@ -190,49 +177,22 @@ void save_calibration(const Calibration& calibration, const std::string& path) {
 }
 
 std::optional<Calibration> load_calibration(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) {
-    if (!std::filesystem::exists(path)) return std::nullopt;
-    malformed(path, 0, "cannot be read");
+  const auto file =
+      ParameterFile::read(path, {std::begin(kKeys), std::end(kKeys)}, "calibration file",
+                          "; rerun `collbench --calibrate` or remove the file");
+  if (!file) return std::nullopt;
+  if (file->text("format") != kFormat) {
+    file->fail(0, "format is '" + file->text("format") + "', expected '" + kFormat + "'");
   }
-  std::map<std::string, std::string> values;
-  std::string line;
-  for (int number = 1; std::getline(in, line); ++number) {
-    line = trim(line);
-    if (line.empty() || line[0] == '#') continue;
-    const auto equals = line.find('=');
-    if (equals == std::string::npos) malformed(path, number, "expected 'key = value'");
-    const std::string key = trim(line.substr(0, equals));
-    if (std::find(std::begin(kKeys), std::end(kKeys), key) == std::end(kKeys)) {
-      malformed(path, number, "unknown key '" + key + "'");
-    }
-    if (!values.emplace(key, trim(line.substr(equals + 1))).second) {
-      malformed(path, number, "duplicate key '" + key + "'");
-    }
-  }
-  if (values["format"] != kFormat) {
-    malformed(path, 0, "format is '" + values["format"] + "', expected '" + kFormat + "'");
-  }
-  auto number = [&](const char* key) {
-    const auto it = values.find(key);
-    if (it == values.end()) malformed(path, 0, std::string("missing '") + key + "'");
-    char* end = nullptr;
-    errno = 0;
-    const double value = std::strtod(it->second.c_str(), &end);
-    if (it->second.empty() || *end != '\0' || errno != 0 || !std::isfinite(value) || value <= 0) {
-      malformed(path, 0,
-                std::string("'") + key + "' is '" + it->second + "', not a positive number");
-    }
-    return value;
-  };
   Calibration calibration;
-  calibration.host = values["host"];
+  calibration.host = file->text("host");
   CostParams& p = calibration.params;
-  p.intra = {number("intra.alpha_s"), number("intra.beta_s_per_byte")};
-  p.inter = {number("inter.alpha_s"), number("inter.beta_s_per_byte")};
-  p.gamma_s_per_byte = number("gamma_s_per_byte");
+  p.intra = {file->positive("intra.alpha_s"), file->positive("intra.beta_s_per_byte")};
+  p.inter = {file->positive("inter.alpha_s"), file->positive("inter.beta_s_per_byte")};
+  p.gamma_s_per_byte = file->positive("gamma_s_per_byte");
+  const std::string note = file->text("source");
   p.source = "calibration " + path + " (host " + calibration.host +
-             (values["source"].empty() ? "" : "; " + values["source"]) + ")";
+             (note.empty() ? "" : "; " + note) + ")";
   return calibration;
 }
 

@@ -43,7 +43,11 @@ int Shape::min_local() const {
 
 std::string Shape::describe() const {
   std::string sizes;
-  for (const int size : local_sizes) sizes += (sizes.empty() ? "" : "+") + std::to_string(size);
+  if (nodes > 1 && min_local() == max_local()) {  // "(8 each)" rather than 512 eights
+    sizes = std::to_string(max_local()) + " each";
+  } else {
+    for (const int size : local_sizes) sizes += (sizes.empty() ? "" : "+") + std::to_string(size);
+  }
   return std::to_string(ranks) + " rank" + (ranks == 1 ? "" : "s") + " on " +
          std::to_string(nodes) + " node" + (nodes == 1 ? "" : "s") + " (" + sizes + ")";
 }
