@@ -83,6 +83,8 @@ void expect_invalid(const std::string& text) {
 
 TEST(FusionPolicy, ParsesEveryPolicyAndSuffix) {
   EXPECT_EQ(parse_policy("none").kind, PolicyKind::None);
+  EXPECT_EQ(parse_policy("layer").kind, PolicyKind::Layer);
+  EXPECT_EQ(parse_policy("layer").text(), "layer");
   EXPECT_EQ(parse_policy("mgwfbp").kind, PolicyKind::MgWfbp);
   EXPECT_EQ(parse_policy("auto").kind, PolicyKind::Auto);
   const Policy threshold = parse_policy("threshold:128M");
@@ -110,6 +112,20 @@ TEST(FusionPolicy, RejectsMalformedTextNamingIt) {
 TEST(FusionPlan, NoneIsOneBucketPerTensor) {
   const std::vector<std::size_t> bytes{4, 0, 9};
   EXPECT_EQ(plan_none(bytes), (std::vector<Bucket>{{0, 1, 4}, {1, 2, 0}, {2, 3, 9}}));
+}
+
+TEST(FusionPlan, LayerGroupsConsecutiveTensorsOfOneLayer) {
+  const std::vector<std::size_t> bytes{4, 8, 16, 32, 64};
+  const std::vector<std::string> layers{"fc", "fc", "conv2", "conv1", "conv1"};
+  EXPECT_EQ(plan_layers(bytes, layers), (std::vector<Bucket>{{0, 2, 12}, {2, 3, 16}, {3, 5, 96}}));
+  const FusionPlan plan = make_plan(parse_policy("layer"), bytes, profile_of({1, 0, 1, 1, 0}),
+                                    alpha_beta(1, 1), layers);
+  EXPECT_EQ(plan.buckets.size(), 3u);
+  EXPECT_EQ(plan.policy, "layer");
+  EXPECT_THROW(plan_layers(bytes, {"fc"}), Error);  // a name per tensor, or nothing plans
+  EXPECT_THROW(
+      make_plan(parse_policy("layer"), bytes, profile_of({1, 0, 1, 1, 0}), alpha_beta(1, 1)),
+      Error);
 }
 
 TEST(FusionPlan, ThresholdFillsGreedilyAndIsolatesLargeTensors) {

@@ -72,6 +72,8 @@ std::string Policy::text() const {
   switch (kind) {
     case PolicyKind::None:
       return "none";
+    case PolicyKind::Layer:
+      return "layer";
     case PolicyKind::Threshold:
       return "threshold:" + format_bytes(bytes);
     case PolicyKind::Buckets:
@@ -94,6 +96,7 @@ std::size_t parse_bytes(std::string_view text) {
 
 Policy parse_policy(std::string_view text) {
   if (text == "none") return {PolicyKind::None, 0};
+  if (text == "layer") return {PolicyKind::Layer, 0};
   if (text == "mgwfbp") return {PolicyKind::MgWfbp, 0};
   if (text == "auto") return {PolicyKind::Auto, 0};
   const auto colon = text.find(':');
@@ -107,13 +110,35 @@ Policy parse_policy(std::string_view text) {
     }
   }
   invalid("unknown fusion policy '" + std::string(text) +
-          "' (expected none, threshold:BYTES, buckets:BYTES, mgwfbp or auto; BYTES like 25M)");
+          "' (expected none, layer, threshold:BYTES, buckets:BYTES, mgwfbp or auto; BYTES like "
+          "25M)");
 }
 
 std::vector<Bucket> plan_none(const std::vector<std::size_t>& tensor_bytes) {
   std::vector<Bucket> buckets;
   for (std::size_t i = 0; i < tensor_bytes.size(); ++i)
     buckets.push_back({i, i + 1, tensor_bytes[i]});
+  return buckets;
+}
+
+std::vector<Bucket> plan_layers(const std::vector<std::size_t>& tensor_bytes,
+                                const std::vector<std::string>& tensor_layers) {
+  if (tensor_layers.size() != tensor_bytes.size()) {
+    invalid("fusion policy layer needs one layer name per tensor: got " +
+            std::to_string(tensor_layers.size()) + " names for " +
+            std::to_string(tensor_bytes.size()) + " tensors");
+  }
+  std::vector<Bucket> buckets;
+  std::size_t first = 0, bytes = 0;
+  for (std::size_t i = 0; i < tensor_bytes.size(); ++i) {
+    if (i > first && tensor_layers[i] != tensor_layers[i - 1]) {
+      close_bucket(buckets, first, i, bytes);
+      first = i;
+      bytes = 0;
+    }
+    bytes += tensor_bytes[i];
+  }
+  close_bucket(buckets, first, tensor_bytes.size(), bytes);
   return buckets;
 }
 
@@ -215,13 +240,17 @@ const std::vector<std::string>& auto_candidates() {
 }
 
 FusionPlan make_plan(const Policy& policy, const std::vector<std::size_t>& tensor_bytes,
-                     const ComputeProfile& profile, const AllreduceCost& cost) {
+                     const ComputeProfile& profile, const AllreduceCost& cost,
+                     const std::vector<std::string>& tensor_layers) {
   check_profile(tensor_bytes, profile);
   FusionPlan plan;
   plan.policy = policy.text();
   switch (policy.kind) {
     case PolicyKind::None:
       plan.buckets = plan_none(tensor_bytes);
+      break;
+    case PolicyKind::Layer:
+      plan.buckets = plan_layers(tensor_bytes, tensor_layers);
       break;
     case PolicyKind::Threshold:
       plan.buckets = plan_threshold(tensor_bytes, policy.bytes);

@@ -1,6 +1,8 @@
 // Tensor fusion: grouping the gradient tensors (backward order) into buckets, each all-reduced as
-// one message that starts when its last tensor is ready. The policies are Horovod's Tensor Fusion,
-// PyTorch DDP's buckets, MG-WFBP's optimal merging, and an `auto` that simulates them all.
+// one message that starts when its last tensor is ready. The policies are one message per tensor,
+// per layer (a layer's weight and bias together, as CNTK and Caffe's per-layer callbacks send),
+// Horovod's Tensor Fusion, PyTorch DDP's buckets, MG-WFBP's optimal merging, and an `auto` that
+// simulates them.
 #pragma once
 
 #include <cstddef>
@@ -24,7 +26,7 @@ using AllreduceCost = std::function<double(std::size_t bytes)>;
 // cost(bytes), except that an empty bucket moves nothing and takes 0 s.
 double allreduce_seconds(const AllreduceCost& cost, std::size_t bytes);
 
-enum class PolicyKind { None, Threshold, Buckets, MgWfbp, Auto };
+enum class PolicyKind { None, Layer, Threshold, Buckets, MgWfbp, Auto };
 
 struct Policy {
   PolicyKind kind = PolicyKind::None;
@@ -32,9 +34,9 @@ struct Policy {
   std::string text() const;  // canonical form, e.g. "threshold:134217728"
 };
 
-// "none" | "threshold:BYTES" | "buckets:BYTES" | "mgwfbp" | "auto"; BYTES is a positive integer
-// with an optional K, M or G suffix (binary: 25M = 25 MiB). Throws coll::Error(InvalidArgument)
-// naming the text when malformed.
+// "none" | "layer" | "threshold:BYTES" | "buckets:BYTES" | "mgwfbp" | "auto"; BYTES is a positive
+// integer with an optional K, M or G suffix (binary: 25M = 25 MiB). Throws
+// coll::Error(InvalidArgument) naming the text when malformed.
 Policy parse_policy(std::string_view text);
 std::size_t parse_bytes(std::string_view text);  // the BYTES part alone, same errors
 
@@ -45,6 +47,10 @@ inline constexpr std::size_t kDdpFirstBucketBytes = std::size_t{1} << 20;
 
 // none: one bucket per tensor.
 std::vector<Bucket> plan_none(const std::vector<std::size_t>& tensor_bytes);
+// layer: one bucket per run of consecutive tensors with the same layer name (tensor_layers, one
+// per tensor; InvalidArgument when the sizes differ).
+std::vector<Bucket> plan_layers(const std::vector<std::size_t>& tensor_bytes,
+                                const std::vector<std::string>& tensor_layers);
 // threshold:B (Horovod Tensor Fusion, by size): consecutive tensors fill a buffer until adding the
 // next would take it past B; a tensor larger than B goes alone.
 std::vector<Bucket> plan_threshold(const std::vector<std::size_t>& tensor_bytes, std::size_t limit);
@@ -70,9 +76,11 @@ struct FusionPlan {
 // The candidates auto compares, in order (ties go to the earlier one).
 const std::vector<std::string>& auto_candidates();
 
-// Plans with any policy. The profile must have one entry per tensor (else InvalidArgument).
+// Plans with any policy. The profile must have one entry per tensor (else InvalidArgument); the
+// layer policy needs tensor_layers (one name per tensor), the others ignore it.
 FusionPlan make_plan(const Policy& policy, const std::vector<std::size_t>& tensor_bytes,
-                     const ComputeProfile& profile, const AllreduceCost& cost);
+                     const ComputeProfile& profile, const AllreduceCost& cost,
+                     const std::vector<std::string>& tensor_layers = {});
 
 // Throws coll::Error(InvalidArgument) unless the buckets cover tensors 0..n-1 exactly once, in
 // order, non-empty, with bytes equal to the sum of their tensors.
