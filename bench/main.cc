@@ -8,8 +8,11 @@
 #include "coll/comm.hpp"
 #include "explain.hpp"
 #include "iteration_replay.hpp"
+#include "model_only.hpp"
 #include "model_replay.hpp"
 #include "options.hpp"
+#include "paper_tables.hpp"
+#include "strategy.hpp"
 #include "sweep.hpp"
 
 namespace {
@@ -42,6 +45,13 @@ int main(int argc, char** argv) {
   // The library reads the preset (for --algo auto too); the ranks inherit it.
   if (!options.cost_preset.empty()) ::setenv("COLL_COST_PRESET", options.cost_preset.c_str(), 1);
   try {
+    if (options.strategy_list) {
+      std::printf("%s", collbench::strategy_list().c_str());
+      return 0;
+    }
+    if (options.paper_tables) return collbench::run_paper_tables(options);
+    if (options.scaling) return collbench::run_scaling(options);
+    if (options.model_only) return collbench::run_model_only(options);
     if (coll::is_rank_process()) return run_rank(options);
     coll::LaunchSpec spec;
     spec.program = coll::own_executable();

@@ -11,6 +11,7 @@
 #include "model/preset.hpp"
 #include "model_table.hpp"
 #include "schedule/fusion_plan.hpp"
+#include "strategy.hpp"
 
 namespace po = boost::program_options;
 
@@ -33,11 +34,42 @@ std::vector<std::string> split_list(const std::string& text) {
   return items;
 }
 
+// --strategy NAME: the strategy's algorithm, fusion, overlap and model table, and the COLL_*
+// settings its placement needs (the ranks inherit them). Flags it would override are refused.
+void apply_strategy(Options& options, const po::variables_map& values) {
+  const Strategy* strategy = nullptr;
+  try {
+    strategy = &find_strategy(options.strategy);
+  } catch (const coll::Error& error) {
+    throw UsageError(std::string("--strategy: ") + error.what());
+  }
+  // `best` has no table of its own: it replays the --model-variant given, else the default.
+  const std::string& variant = strategy->variant_for(options.model);
+  for (const char* flag : {"algo", "fusion", "overlap", "model-variant"}) {
+    if (std::string(flag) == "model-variant" && variant.empty()) continue;
+    if (values.count(flag) > 0 && !values[flag].defaulted()) {
+      throw UsageError(std::string("--strategy ") + strategy->name + " sets --" + flag +
+                       "; give one or the other");
+    }
+  }
+  options.algorithms = {strategy->algorithm};
+  options.fusion = strategy->fusion;
+  options.overlap = strategy->overlap;
+  if (!variant.empty()) options.model_variant = variant;
+  if (!strategy->inter.empty()) ::setenv("COLL_HIER_INTER", strategy->inter.c_str(), 1);
+  if (strategy->servers_per_node) {
+    const int nodes =
+        options.node_sizes.empty() ? options.nodes : static_cast<int>(options.node_sizes.size());
+    ::setenv("COLL_PS_SERVERS", std::to_string(nodes).c_str(), 1);
+  }
+}
+
 }  // namespace
 
 Options parse_options(int argc, const char* const* argv) {
   Options options;
-  std::string node_sizes;
+  std::string node_sizes, batch_per = "gpu";
+  bool ps_dedicated = false;
   std::string min_bytes = "8", max_bytes = "32M", type = "float", op = "sum", algo;
   int check = 1;
   bool no_check = false;
@@ -51,7 +83,9 @@ Options parse_options(int argc, const char* const* argv) {
       "node-sizes", po::value(&node_sizes),
       "uneven nodes: ranks on each node, e.g. 3,2 (instead of --nodes/--ranks-per-node)")(
       "ps-servers", po::value(&options.ps_servers),
-      "parameter-server shards for --algo ps (sets COLL_PS_SERVERS; default every rank)");
+      "parameter-server shards for --algo ps (sets COLL_PS_SERVERS; default every rank)")(
+      "ps-dedicated", po::bool_switch(&ps_dedicated),
+      "the last --ps-servers ranks serve instead of one per node (sets COLL_PS_DEDICATED=1)");
   po::options_description sweep("Size sweep (nccl-tests compatible)");
   sweep.add_options()("minbytes,b", po::value(&min_bytes)->default_value("8"),
                       "smallest message, bytes (K/M/G suffixes)")(
@@ -78,7 +112,8 @@ Options parse_options(int argc, const char* const* argv) {
       "models-dir", po::value(&options.models_dir)->default_value(COLL_MODELS_DIR),
       "directory of the model tables")(
       "fusion", po::value(&options.fusion)->default_value("none"),
-      "gradient fusion: none, threshold:BYTES (Horovod), buckets:BYTES (DDP), mgwfbp, auto")(
+      "gradient fusion: none, layer, threshold:BYTES (Horovod), buckets:BYTES (DDP), mgwfbp, "
+      "auto")(
       "overlap", po::bool_switch(&options.overlap),
       "replay a training iteration: backward emulated layer by layer, each bucket's all-reduce "
       "starting when its last gradient is ready")(
@@ -88,6 +123,20 @@ Options parse_options(int argc, const char* const* argv) {
                                    po::value(&options.compute_scale)->default_value(1.0),
                                    "multiply the compute profile's times")(
       "trace", po::value(&options.trace_path), "write a Chrome-trace JSON timeline of every rank");
+  po::options_description modelled("Strategies and modelled runs (no process launched)");
+  modelled.add_options()("strategy", po::value(&options.strategy),
+                         "a framework's aggregation strategy (sets --algo, --fusion, --overlap and "
+                         "the model table): cntk, mxnet, tensorflow, caffe-mpi, horovod, ddp, "
+                         "best; 'list' describes them")(
+      "model-only", po::bool_switch(&options.model_only),
+      "cost model and iteration simulator only, any shape (up to 512 nodes x 8): a modelled "
+      "sweep, or a modelled iteration with --model-gradients")(
+      "paper-tables", po::bool_switch(&options.paper_tables),
+      "the paper's Tables 6 and 7 for every model and strategy, modelled (markdown; --json)")(
+      "scaling", po::bool_switch(&options.scaling),
+      "every model and strategy at 64-4096 GPUs, modelled (--ranks-per-node, default 8)")(
+      "batch-per", po::value(&batch_per)->default_value("gpu"),
+      "the model's batch (alexnet 1024, googlenet 128, resnet50 32) is per gpu or per node");
   po::options_description cost("Cost model");
   cost.add_options()("calibrate", po::bool_switch(&options.calibrate),
                      "measure alpha/beta per link class and gamma, save them "
@@ -95,9 +144,10 @@ Options parse_options(int argc, const char* const* argv) {
       "explain", po::bool_switch(&options.explain),
       "print every algorithm's predicted time and terms per size, and the choice")(
       "cost-preset", po::value(&options.cost_preset),
-      "use a preset instead of the calibration: this-vm, p40-cluster (sets COLL_COST_PRESET)");
+      "use a preset instead of the calibration: p40-ib56 (alias p40-cluster), ethernet-10g, "
+      "dgx1-ib100, this-vm, or a preset file (sets COLL_COST_PRESET)");
   po::options_description all("collbench: benchmark gradient all-reduce with libcoll");
-  all.add(job).add(sweep).add(model).add(cost);
+  all.add(job).add(sweep).add(model).add(modelled).add(cost);
 
   po::variables_map values;
   try {
@@ -111,6 +161,8 @@ Options parse_options(int argc, const char* const* argv) {
   options.help_text = help.str();
   options.help = values.count("help") > 0;
 
+  options.ranks_per_node_given =
+      !values["ranks-per-node"].defaulted() || values.count("gpus-per-node") > 0;
   if (options.nodes < 1 || options.nodes > 1024) throw UsageError("--nodes must be in [1, 1024]");
   if (options.ranks_per_node < 1 || options.ranks_per_node > 256) {
     throw UsageError("--ranks-per-node must be in [1, 256]");
@@ -129,6 +181,11 @@ Options parse_options(int argc, const char* const* argv) {
     // The ranks read it from the environment they inherit from the launcher.
     ::setenv("COLL_PS_SERVERS", std::to_string(options.ps_servers).c_str(), 1);
   }
+  if (ps_dedicated) ::setenv("COLL_PS_DEDICATED", "1", 1);
+  if (batch_per != "gpu" && batch_per != "node") {
+    throw UsageError("--batch-per takes gpu or node, not '" + batch_per + "'");
+  }
+  options.batch_per_node = batch_per == "node";
   options.min_bytes = parse_bytes(min_bytes, "-b/--minbytes");
   options.max_bytes = parse_bytes(max_bytes, "-e/--maxbytes");
   if (options.min_bytes > options.max_bytes) {
@@ -167,6 +224,12 @@ Options parse_options(int argc, const char* const* argv) {
       throw UsageError(error.what());
     }
   }
+  options.strategy_list = options.strategy == "list";
+  if (!options.strategy.empty() && !options.strategy_list) {
+    apply_strategy(options, values);
+  }
+  if (options.scaling || options.paper_tables) options.model_only = true;
+  if (options.scaling && !options.ranks_per_node_given) options.ranks_per_node = 8;
   try {
     coll::schedule::parse_policy(options.fusion);
   } catch (const coll::Error& error) {
@@ -175,12 +238,14 @@ Options parse_options(int argc, const char* const* argv) {
   if (!(options.compute_scale > 0) || options.compute_scale > 1e6) {
     throw UsageError("--compute-scale must be a positive factor");
   }
-  options.iteration_replay =
-      options.overlap || !values["fusion"].defaulted() || !options.trace_path.empty() ||
-      !values["compute-profile"].defaulted() || !values["compute-scale"].defaulted();
-  if (options.iteration_replay && options.model.empty()) {
+  options.iteration_replay = options.overlap || !values["fusion"].defaulted() ||
+                             !options.trace_path.empty() ||
+                             !values["compute-profile"].defaulted() ||
+                             !values["compute-scale"].defaulted() || !options.strategy.empty();
+  if (options.iteration_replay && options.model.empty() && !options.paper_tables &&
+      !options.scaling && !options.strategy_list) {
     throw UsageError(
-        "--overlap, --fusion, --compute-profile, --compute-scale and --trace need "
+        "--overlap, --fusion, --compute-profile, --compute-scale, --trace and --strategy need "
         "--model-gradients");
   }
   if (!options.model.empty()) {

@@ -22,6 +22,7 @@ struct Options {
   int ranks_per_node = 1;
   std::vector<int> node_sizes;  // --node-sizes 3,2: uneven nodes (overrides the two above)
   int ps_servers = 0;  // --ps-servers: exported as COLL_PS_SERVERS (0: leave the environment)
+  bool ranks_per_node_given = false;  // --ranks-per-node on the command line
 
   // Sweep mode, nccl-tests style.
   std::size_t min_bytes = 8;
@@ -48,10 +49,18 @@ struct Options {
   std::string trace_path;         // Chrome-trace JSON of every rank's timeline
   bool iteration_replay = false;  // any of the above given: replay with emulated compute
 
+  // Strategies and the model-only modes (no process launched).
+  std::string strategy;         // --strategy NAME: algorithm, fusion, overlap and model table
+  bool strategy_list = false;   // --strategy list
+  bool model_only = false;      // cost model + iteration simulator only
+  bool paper_tables = false;    // the paper's Tables 6 and 7, modelled
+  bool scaling = false;         // every strategy and model at 64-4096 GPUs, modelled
+  bool batch_per_node = false;  // --batch-per node: the model's batch is split over a node's GPUs
+
   // Cost model.
   bool calibrate = false;   // measure alpha/beta/gamma, save them, exit
   bool explain = false;     // print every algorithm's prediction per size before measuring
-  std::string cost_preset;  // COLL_COST_PRESET for this run
+  std::string cost_preset;  // COLL_COST_PRESET for this run: a preset name or a preset file
 
   bool help = false;
   std::string help_text;

@@ -7,7 +7,8 @@ packages=(
   build-essential cmake ninja-build pkg-config clang-format
   libucx-dev ucx-utils libopenmpi-dev openmpi-bin libhwloc-dev hwloc
   libibverbs-dev rdma-core ibverbs-providers librdmacm-dev
-  libboost-program-options-dev libgtest-dev procps
+  libboost-program-options-dev libgtest-dev procps nlohmann-json3-dev
+  python3-matplotlib
 )
 
 missing=()

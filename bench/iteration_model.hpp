@@ -1,0 +1,58 @@
+// One training iteration priced by the cost model and the WFBP simulator alone: no process is
+// launched, so any shape (up to 512 nodes x 8) takes milliseconds. Used by --model-only, by
+// --paper-tables and by the scaling simulation.
+//   iteration = forward + backward + exposed communication, where exposed = the part of the
+//   gradient all-reduces that backward does not hide (Shi et al.'s t_c; data loading, the
+//   host-to-device copy and the update are left out: the paper's frameworks hide or shrink them).
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "model/link_params.hpp"
+#include "model/shape.hpp"
+#include "model_table.hpp"
+#include "schedule/compute_profile.hpp"
+#include "schedule/fusion_plan.hpp"
+#include "schedule/iteration_sim.hpp"
+
+namespace collbench {
+
+struct IterationSetup {
+  coll::model::Shape shape;
+  coll::model::CostParams params;
+  std::string algorithm = "ring";  // a modelled algorithm or "auto" (the fastest per message)
+  std::string inter;               // hierarchical*: the algorithm across nodes ("" = ring)
+  std::string intra;               // hierarchical*: the algorithm inside nodes ("" = ring)
+  int ps_servers = 0;              // ps: servers (0 = every rank)
+  bool ps_dedicated = false;
+  std::string fusion = "none";  // fusion policy, "layer" included
+  bool overlap = true;
+  int batch_per_gpu = 1;                // samples each GPU computes per iteration
+  double compute_scale = 1;             // multiplies the compute profile
+  std::string compute_profile = "p40";  // "p40" (from FLOPs) or a CSV of backward times
+};
+
+struct ModelledIteration {
+  double forward_s = 0, backward_s = 0;
+  double comm_s = 0;     // sum of the buckets' all-reduce times
+  double exposed_s = 0;  // communication not hidden by backward
+  double iteration_s = 0;
+  std::string fusion;                            // the policy that made the plan (auto: chosen)
+  std::map<std::string, int> algorithm_buckets;  // buckets per algorithm used
+  std::vector<coll::schedule::Bucket> buckets;
+  coll::schedule::SimResult timeline;
+  coll::schedule::ComputeProfile profile;
+};
+
+// Throws coll::Error (InvalidArgument) naming what cannot be modelled: an algorithm without a
+// formula (under the setup's levels), a bad profile or policy.
+ModelledIteration model_iteration(const ModelTable& table, const IterationSetup& setup);
+
+// The all-reduce time of `bytes` under the setup's algorithm and tuning, in seconds, and the
+// algorithm that gives it (for "auto", the fastest modelled algorithm).
+std::pair<double, std::string> modelled_allreduce(const IterationSetup& setup, std::size_t bytes);
+
+}  // namespace collbench

@@ -1,0 +1,196 @@
+#include "model_only.hpp"
+
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "coll/error.hpp"
+#include "core/config.hpp"
+#include "iteration_model.hpp"
+#include "model/preset.hpp"
+#include "model/resolve_params.hpp"
+#include "model_table.hpp"
+#include "schedule/chrome_trace.hpp"
+#include "strategy.hpp"
+
+namespace collbench {
+namespace {
+
+namespace model = coll::model;
+
+model::Shape shape_of(const Options& options) {
+  if (options.node_sizes.empty())
+    return model::Shape::uniform(options.nodes, options.ranks_per_node);
+  std::vector<int> node_of_rank;
+  for (std::size_t node = 0; node < options.node_sizes.size(); ++node) {
+    node_of_rank.insert(node_of_rank.end(), static_cast<std::size_t>(options.node_sizes[node]),
+                        static_cast<int>(node));
+  }
+  return model::Shape::from_node_of_rank(node_of_rank);
+}
+
+// The setup the options describe: a strategy's, or --algo/--fusion/--overlap with the library's
+// COLL_* tuning (COLL_PS_SERVERS, COLL_PS_DEDICATED, COLL_HIER_INTER) as the ranks would read it.
+IterationSetup setup_of(const Options& options, const ModelTable& table) {
+  const coll::Tuning tuning = coll::Config::from_environment().tuning;
+  IterationSetup setup;
+  setup.shape = shape_of(options);
+  setup.params = options.cost_preset.empty()
+                     ? model::resolve_params()
+                     : model::preset_or_throw(options.cost_preset, "--cost-preset");
+  setup.algorithm = options.algorithms.empty() ? coll::Config::from_environment().algorithm
+                                               : options.algorithms.front();
+  if (options.algorithms.size() > 1) {
+    throw coll::Error(coll::Status::InvalidArgument,
+                      "--model-only replays one algorithm per iteration; --algo lists " +
+                          std::to_string(options.algorithms.size()));
+  }
+  setup.inter = tuning.hier_inter;
+  setup.intra = tuning.hier_intra;
+  setup.ps_servers = tuning.ps_servers;
+  setup.ps_dedicated = tuning.ps_dedicated;
+  setup.fusion = options.fusion;
+  setup.overlap = options.overlap;
+  const int batch = coll::schedule::p40_batch_size(table.model);
+  setup.batch_per_gpu =
+      options.batch_per_node ? std::max(1, batch / setup.shape.max_local()) : batch;
+  setup.compute_scale = options.compute_scale;
+  setup.compute_profile = options.compute_profile;
+  return setup;
+}
+
+void save(const Options& options, const nlohmann::ordered_json& doc) {
+  if (options.json_path.empty()) return;
+  std::ofstream out(options.json_path);
+  out << doc.dump(1) << "\n";
+  if (!out.flush()) {
+    throw coll::Error(coll::Status::SystemError, "cannot write " + options.json_path);
+  }
+}
+
+int model_iteration_report(const Options& options) {
+  const ModelTable table =
+      load_model_table(options.models_dir, options.model, options.model_variant);
+  const IterationSetup setup = setup_of(options, table);
+  const ModelledIteration it = model_iteration(table, setup);
+  std::string algorithms;
+  for (const auto& [name, count] : it.algorithm_buckets) {
+    algorithms += (algorithms.empty() ? "" : ", ") + name + " x" + std::to_string(count);
+  }
+  std::printf("# collbench --model-only: %s (%s), %s\n", table.model.c_str(), table.variant.c_str(),
+              setup.shape.describe().c_str());
+  std::printf("# cost model: %s\n# compute: %s; batch %d per GPU\n", setup.params.source.c_str(),
+              it.profile.source.c_str(), setup.batch_per_gpu);
+  std::printf("# %s%s; fusion %s: %zu buckets (%s); overlap %s\n",
+              options.strategy.empty() ? "" : ("strategy " + options.strategy + ": ").c_str(),
+              ("algorithm " + setup.algorithm +
+               (setup.algorithm.starts_with("hierarchical") ? " + " + setup.inter : ""))
+                  .c_str(),
+              it.fusion.c_str(), it.buckets.size(), algorithms.empty() ? "-" : algorithms.c_str(),
+              setup.overlap ? "on" : "off");
+  std::printf(" %-24s %10.3f ms\n", "forward", it.forward_s * 1e3);
+  std::printf(" %-24s %10.3f ms\n", "backward", it.backward_s * 1e3);
+  std::printf(" %-24s %10.3f ms\n", "communication (sum)", it.comm_s * 1e3);
+  std::printf(" %-24s %10.3f ms\n", "exposed communication", it.exposed_s * 1e3);
+  std::printf(" %-24s %10.3f ms\n", "iteration", it.iteration_s * 1e3);
+  std::printf(" %-24s %10.1f %%\n", "hidden fraction", it.timeline.hidden_fraction * 100);
+  nlohmann::ordered_json buckets = nlohmann::ordered_json::array();
+  if (options.per_layer)
+    std::printf("#%6s %8s %12s %10s %10s %10s\n", "bucket", "tensors", "bytes", "ready", "start",
+                "end");
+  for (std::size_t b = 0; b < it.buckets.size(); ++b) {
+    const auto& timing = it.timeline.buckets[b];
+    if (options.per_layer) {
+      std::printf(" %6zu %8zu %12zu %10.3f %10.3f %10.3f\n", b,
+                  it.buckets[b].last - it.buckets[b].first, it.buckets[b].bytes,
+                  timing.ready_s * 1e3, timing.start_s * 1e3, timing.end_s * 1e3);
+    }
+    buckets.push_back({{"bytes", it.buckets[b].bytes},
+                       {"tensors", it.buckets[b].last - it.buckets[b].first},
+                       {"ready_ms", timing.ready_s * 1e3},
+                       {"start_ms", timing.start_s * 1e3},
+                       {"end_ms", timing.end_s * 1e3}});
+  }
+  save(options, {{"tool", "collbench"},
+                 {"mode", "model-only-iteration"},
+                 {"model", table.model},
+                 {"variant", table.variant},
+                 {"strategy", options.strategy},
+                 {"ranks", setup.shape.ranks},
+                 {"nodes", setup.shape.nodes},
+                 {"cost_model", setup.params.source},
+                 {"algorithm", setup.algorithm},
+                 {"fusion", it.fusion},
+                 {"overlap", setup.overlap},
+                 {"batch_per_gpu", setup.batch_per_gpu},
+                 {"forward_ms", it.forward_s * 1e3},
+                 {"backward_ms", it.backward_s * 1e3},
+                 {"comm_ms", it.comm_s * 1e3},
+                 {"exposed_ms", it.exposed_s * 1e3},
+                 {"iteration_ms", it.iteration_s * 1e3},
+                 {"buckets", buckets}});
+  if (!options.trace_path.empty()) {  // the model's timeline is the same on every rank
+    coll::schedule::write_chrome_trace(
+        options.trace_path,
+        coll::schedule::simulation_events(it.timeline, it.buckets, it.profile, 0));
+    std::printf("# modelled timeline written to %s\n", options.trace_path.c_str());
+  }
+  return 0;
+}
+
+int model_sweep_report(const Options& options) {
+  const model::Shape shape = shape_of(options);
+  const coll::Tuning tuning = coll::Config::from_environment().tuning;
+  const model::CostParams params =
+      options.cost_preset.empty() ? model::resolve_params()
+                                  : model::preset_or_throw(options.cost_preset, "--cost-preset");
+  std::vector<std::string> algorithms = options.algorithms;
+  if (algorithms.empty()) algorithms.push_back(coll::Config::from_environment().algorithm);
+  std::printf("# collbench --model-only size sweep: %s\n# cost model: %s\n",
+              shape.describe().c_str(), params.source.c_str());
+  std::printf("# %12s %-20s %12s %10s %10s  %s\n", "size (B)", "algorithm", "time (us)", "algbw",
+              "busbw", "detail");
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  const std::size_t elem = coll::dtype_size(options.type);
+  for (std::size_t bytes = options.min_bytes; bytes <= options.max_bytes;
+       bytes *= options.step_factor) {
+    const std::size_t message = bytes / elem * elem;
+    for (const auto& name : algorithms) {
+      IterationSetup setup;
+      setup.shape = shape;
+      setup.params = params;
+      setup.algorithm = name;
+      setup.inter = tuning.hier_inter;
+      setup.intra = tuning.hier_intra;
+      setup.ps_servers = tuning.ps_servers;
+      setup.ps_dedicated = tuning.ps_dedicated;
+      const auto [seconds, chosen] = modelled_allreduce(setup, message);
+      const double algbw = seconds > 0 ? message / seconds / 1e9 : 0;
+      const double busbw = algbw * 2.0 * (shape.ranks - 1) / shape.ranks;
+      std::printf("  %12zu %-20s %12.2f %10.3f %10.3f  %s\n", message, name.c_str(), seconds * 1e6,
+                  algbw, busbw, chosen == name ? "" : ("chose " + chosen).c_str());
+      rows.push_back({{"bytes", message},
+                      {"algorithm", name},
+                      {"chosen", chosen},
+                      {"time_us", seconds * 1e6},
+                      {"algbw_gbps", algbw},
+                      {"busbw_gbps", busbw}});
+    }
+    if (bytes == 0) break;
+  }
+  save(options, {{"tool", "collbench"},
+                 {"mode", "model-only-sweep"},
+                 {"ranks", shape.ranks},
+                 {"nodes", shape.nodes},
+                 {"cost_model", params.source},
+                 {"results", rows}});
+  return 0;
+}
+
+}  // namespace
+
+int run_model_only(const Options& options) {
+  return options.model.empty() ? model_sweep_report(options) : model_iteration_report(options);
+}
+
+}  // namespace collbench

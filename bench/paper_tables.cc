@@ -1,0 +1,331 @@
+#include "paper_tables.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "coll/error.hpp"
+#include "iteration_model.hpp"
+#include "model/preset.hpp"
+#include "model_table.hpp"
+#include "strategy.hpp"
+
+namespace collbench {
+namespace {
+
+const std::vector<std::string> kModels{"alexnet", "googlenet", "resnet50"};
+constexpr char kDefaultPreset[] = "p40-ib56";
+
+struct Config {
+  int table, nodes, ranks_per_node;
+};
+constexpr Config kPaperConfigs[] = {{6, 1, 1}, {6, 1, 2}, {6, 1, 4}, {7, 2, 4}, {7, 4, 4}};
+
+coll::model::CostParams params_of(const Options& options) {
+  return coll::model::preset_or_throw(
+      options.cost_preset.empty() ? kDefaultPreset : options.cost_preset, "--cost-preset");
+}
+
+int batch_per_gpu(const Options& options, const std::string& model, int ranks_per_node) {
+  const int batch = coll::schedule::p40_batch_size(model);
+  return options.batch_per_node ? std::max(1, batch / ranks_per_node) : batch;
+}
+
+std::string format_algorithms(const std::map<std::string, int>& counts) {
+  std::string out;
+  for (const auto& [name, count] : counts) {
+    out += (out.empty() ? "" : ", ") + name + " x" + std::to_string(count);
+  }
+  return out.empty() ? "-" : out;
+}
+
+// One cell: `strategy` on `table` at nodes x ranks_per_node.
+TableCell model_cell(const Options& options, const coll::model::CostParams& params,
+                     const Strategy& strategy, const ModelTable& table, int nodes,
+                     int ranks_per_node) {
+  const auto start = std::chrono::steady_clock::now();
+  IterationSetup setup;
+  setup.shape = coll::model::Shape::uniform(nodes, ranks_per_node);
+  setup.params = params;
+  setup.algorithm = strategy.algorithm;
+  setup.inter = strategy.inter;
+  setup.ps_servers = strategy.servers_per_node ? nodes : 0;
+  setup.fusion = strategy.fusion;
+  setup.overlap = strategy.overlap;
+  setup.batch_per_gpu = batch_per_gpu(options, table.model, ranks_per_node);
+  setup.compute_scale = options.compute_scale;
+  setup.compute_profile = options.compute_profile;
+  const ModelledIteration it = model_iteration(table, setup);
+  TableCell cell;
+  cell.model = table.model;
+  cell.strategy = strategy.name;
+  cell.variant = table.variant;
+  cell.fusion = it.fusion;
+  cell.nodes = nodes;
+  cell.ranks_per_node = ranks_per_node;
+  cell.batch_per_gpu = setup.batch_per_gpu;
+  cell.forward_ms = it.forward_s * 1e3;
+  cell.backward_ms = it.backward_s * 1e3;
+  cell.comm_ms = it.comm_s * 1e3;
+  cell.exposed_ms = it.exposed_s * 1e3;
+  cell.iteration_ms = it.iteration_s * 1e3;
+  cell.buckets = it.buckets.size();
+  cell.algorithms = format_algorithms(it.algorithm_buckets);
+  cell.simulated_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return cell;
+}
+
+ModelTable table_for(const Options& options, const Strategy& strategy, const std::string& model) {
+  return load_model_table(options.models_dir, model, strategy.variant_for(model));
+}
+
+// Efficiency against the same strategy and table on one GPU (one GPU computes its batch and
+// communicates nothing, whatever the strategy).
+void set_efficiency(TableCell& cell, const TableCell& single) {
+  const double samples = double(cell.gpus()) * cell.batch_per_gpu;
+  const double samples_single = single.batch_per_gpu;
+  cell.efficiency =
+      (samples / cell.iteration_ms) / (cell.gpus() * samples_single / single.iteration_ms);
+}
+
+std::string ms(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, value >= 100 ? "%.0f" : value >= 10 ? "%.1f" : "%.2f", value);
+  return text;
+}
+
+std::string percent(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.0f %%", value * 100);
+  return text;
+}
+
+const TableCell* find_cell(const std::vector<TableCell>& cells, const std::string& model,
+                           const std::string& strategy, int gpus) {
+  for (const auto& cell : cells) {
+    if (cell.model == model && cell.strategy == strategy && cell.gpus() == gpus) return &cell;
+  }
+  return nullptr;
+}
+
+std::string header(const Options& options, const char* what) {
+  const auto params = params_of(options);
+  std::ostringstream out;
+  out << "# " << what << ", modelled (cost model + WFBP simulator; no process launched)\n"
+      << "# cost model: " << params.source << "\n"
+      << "# compute: "
+      << (options.compute_profile == "p40" ? "Tesla P40 from FLOPs (docs/compute_profile.md)"
+                                           : options.compute_profile)
+      << (options.compute_scale != 1 ? ", scaled x" + std::to_string(options.compute_scale) : "")
+      << "; batch " << (options.batch_per_node ? "per node (split over its GPUs)" : "per GPU")
+      << ": alexnet " << coll::schedule::p40_batch_size("alexnet") << ", googlenet "
+      << coll::schedule::p40_batch_size("googlenet") << ", resnet50 "
+      << coll::schedule::p40_batch_size("resnet50") << "\n"
+      << "# iteration = forward + backward + exposed communication; efficiency = throughput / "
+         "(GPUs x one GPU's)\n";
+  return out.str();
+}
+
+}  // namespace
+
+std::vector<TableCell> paper_table_cells(const Options& options) {
+  const auto params = params_of(options);
+  std::vector<TableCell> cells;
+  for (const auto& model : kModels) {
+    for (const auto& strategy : strategies()) {
+      const ModelTable table = table_for(options, strategy, model);
+      const TableCell single = model_cell(options, params, strategy, table, 1, 1);
+      for (const Config& config : kPaperConfigs) {
+        TableCell cell =
+            config.ranks_per_node == 1
+                ? single
+                : model_cell(options, params, strategy, table, config.nodes, config.ranks_per_node);
+        cell.table = config.table;
+        set_efficiency(cell, single);
+        cells.push_back(cell);
+      }
+    }
+  }
+  return cells;
+}
+
+std::vector<TableCell> scaling_cells(const Options& options) {
+  const auto params = params_of(options);
+  const int per_node = options.ranks_per_node;
+  std::vector<TableCell> cells;
+  for (const auto& model : kModels) {
+    for (const auto& strategy : strategies()) {
+      const ModelTable table = table_for(options, strategy, model);
+      const TableCell single = model_cell(options, params, strategy, table, 1, 1);
+      for (int gpus = 64; gpus <= 4096; gpus *= 2) {
+        if (gpus % per_node != 0) continue;
+        TableCell cell = model_cell(options, params, strategy, table, gpus / per_node, per_node);
+        set_efficiency(cell, single);
+        cells.push_back(cell);
+      }
+    }
+  }
+  return cells;
+}
+
+std::string paper_tables_markdown(const std::vector<TableCell>& cells, const Options& options) {
+  std::ostringstream out;
+  out << header(options, "The paper's Tables 6 and 7");
+  for (int table : {6, 7}) {
+    out << "\n## Table " << table
+        << (table == 6 ? ": gradient aggregation inside one node (1, 2, 4 GPUs)"
+                       : ": across nodes (8 GPUs on 2 nodes, 16 on 4; 4 GPUs each)")
+        << "\n";
+    for (const auto& model : kModels) {
+      out << "\n### " << model << "\n\n"
+          << "| strategy | table | GPUs | exposed comm (ms) | total comm (ms) | iteration (ms) | "
+             "efficiency | plan |\n"
+          << "|---|---|---|---|---|---|---|---|\n";
+      for (const auto& cell : cells) {
+        if (cell.table != table || cell.model != model) continue;
+        out << "| " << cell.strategy << " | " << cell.variant << " | " << cell.gpus()
+            << (cell.nodes > 1 ? " (" + std::to_string(cell.nodes) + "x" +
+                                     std::to_string(cell.ranks_per_node) + ")"
+                               : "")
+            << " | " << ms(cell.exposed_ms) << " | " << ms(cell.comm_ms) << " | "
+            << ms(cell.iteration_ms) << " | " << percent(cell.efficiency) << " | " << cell.fusion
+            << ", " << cell.buckets << " buckets, " << cell.algorithms << " |\n";
+      }
+    }
+  }
+  // The closing line: per model at 16 GPUs, the paper-era strategy with the least exposed
+  // communication, and `best` on that strategy's own model table.
+  const auto params = params_of(options);
+  out << "\n";
+  std::string closing = "At 16 GPUs (4 nodes x 4):";
+  for (const auto& model : kModels) {
+    const TableCell* winner = nullptr;
+    for (const auto& strategy : strategies()) {
+      if (!strategy.paper_era) continue;
+      const TableCell* cell = find_cell(cells, model, strategy.name, 16);
+      if (cell && (!winner || cell->exposed_ms < winner->exposed_ms)) winner = cell;
+    }
+    if (!winner) continue;
+    const Strategy& best = find_strategy("best");
+    const ModelTable same = load_model_table(options.models_dir, model, winner->variant);
+    const TableCell mine = model_cell(options, params, best, same, 4, 4);
+    char ratio[64] = "nothing exposed";
+    if (mine.exposed_ms > 0) {
+      std::snprintf(ratio, sizeof ratio, "%.1fx lower", winner->exposed_ms / mine.exposed_ms);
+    }
+    char text[400];
+    std::snprintf(text, sizeof text,
+                  " %s: best paper-era %s %s ms exposed, best %s ms on the same table (%s), %s;",
+                  model.c_str(), winner->strategy.c_str(), ms(winner->exposed_ms).c_str(),
+                  ms(mine.exposed_ms).c_str(), winner->variant.c_str(), ratio);
+    closing += text;
+  }
+  closing.back() = '.';
+  out << closing << "\n";
+  return out.str();
+}
+
+std::string scaling_markdown(const std::vector<TableCell>& cells, const Options& options) {
+  std::ostringstream out;
+  out << header(options, "Scaling simulation");
+  std::vector<int> gpus;
+  for (const auto& cell : cells) {
+    if (std::find(gpus.begin(), gpus.end(), cell.gpus()) == gpus.end()) gpus.push_back(cell.gpus());
+  }
+  double slowest = 0;
+  const TableCell* slowest_cell = nullptr;
+  for (const auto& model : kModels) {
+    out << "\n### " << model << ": scaling efficiency (exposed communication, ms)\n\n| strategy |";
+    for (int g : gpus) out << " " << g << " GPUs |";
+    out << "\n|---|";
+    for (std::size_t i = 0; i < gpus.size(); ++i) out << "---|";
+    out << "\n";
+    for (const auto& strategy : strategies()) {
+      out << "| " << strategy.name << " |";
+      for (int g : gpus) {
+        const TableCell* cell = find_cell(cells, model, strategy.name, g);
+        if (!cell) continue;
+        out << " " << percent(cell->efficiency) << " (" << ms(cell->exposed_ms) << ") |";
+        if (cell->simulated_ms > slowest) {
+          slowest = cell->simulated_ms;
+          slowest_cell = cell;
+        }
+      }
+      out << "\n";
+    }
+  }
+  if (slowest_cell) {
+    out << "\nSlowest cell to simulate: " << slowest_cell->model << " " << slowest_cell->strategy
+        << " at " << slowest_cell->gpus() << " GPUs, " << ms(slowest) << " ms on this machine.\n";
+  }
+  return out.str();
+}
+
+std::string cells_json(const std::vector<TableCell>& cells, const Options& options,
+                       const std::string& mode) {
+  nlohmann::ordered_json doc;
+  doc["tool"] = "collbench";
+  doc["mode"] = mode;
+  doc["cost_model"] = params_of(options).source;
+  doc["batch_per"] = options.batch_per_node ? "node" : "gpu";
+  doc["compute_profile"] = options.compute_profile;
+  doc["compute_scale"] = options.compute_scale;
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const auto& cell : cells) {
+    list.push_back({{"table", cell.table},
+                    {"model", cell.model},
+                    {"strategy", cell.strategy},
+                    {"variant", cell.variant},
+                    {"gpus", cell.gpus()},
+                    {"nodes", cell.nodes},
+                    {"ranks_per_node", cell.ranks_per_node},
+                    {"batch_per_gpu", cell.batch_per_gpu},
+                    {"forward_ms", cell.forward_ms},
+                    {"backward_ms", cell.backward_ms},
+                    {"comm_ms", cell.comm_ms},
+                    {"exposed_ms", cell.exposed_ms},
+                    {"iteration_ms", cell.iteration_ms},
+                    {"efficiency", cell.efficiency},
+                    {"fusion", cell.fusion},
+                    {"buckets", cell.buckets},
+                    {"algorithms", cell.algorithms},
+                    {"simulated_ms", cell.simulated_ms}});
+  }
+  doc["cells"] = list;
+  return doc.dump(1) + "\n";
+}
+
+namespace {
+
+int emit(const std::string& markdown, const std::string& json, const Options& options) {
+  std::fputs(markdown.c_str(), stdout);
+  if (!options.json_path.empty()) {
+    std::ofstream out(options.json_path);
+    out << json;
+    if (!out.flush()) {
+      std::fprintf(stderr, "collbench: cannot write %s\n", options.json_path.c_str());
+      return 1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+int run_paper_tables(const Options& options) {
+  const auto cells = paper_table_cells(options);
+  return emit(paper_tables_markdown(cells, options), cells_json(cells, options, "paper-tables"),
+              options);
+}
+
+int run_scaling(const Options& options) {
+  const auto cells = scaling_cells(options);
+  return emit(scaling_markdown(cells, options), cells_json(cells, options, "scaling"), options);
+}
+
+}  // namespace collbench

@@ -1,0 +1,43 @@
+// The paper's Tables 6 and 7 (Shi et al. 2017), modelled: for AlexNet, GoogLeNet and ResNet-50
+// and every strategy (strategy.hpp), the gradient aggregation overhead per iteration that
+// computation does not hide (exposed communication), the total communication, the iteration
+// time and the scaling efficiency, at 1, 2 and 4 GPUs in one node (Table 6) and 8 GPUs on 2
+// nodes and 16 on 4 (Table 7); and the same at 64-4096 GPUs (the scaling simulation).
+// Everything comes from the cost model and the WFBP simulator: no process is launched.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "options.hpp"
+
+namespace collbench {
+
+struct TableCell {
+  int table = 0;  // 6, 7, or 0 for the scaling simulation
+  std::string model, strategy, variant, fusion;
+  int nodes = 1, ranks_per_node = 1, batch_per_gpu = 1;
+  double forward_ms = 0, backward_ms = 0, comm_ms = 0, exposed_ms = 0, iteration_ms = 0;
+  double efficiency = 1;  // throughput / (GPUs x one GPU's throughput)
+  std::size_t buckets = 0;
+  std::string algorithms;   // "hierarchical x4, ring x1"
+  double simulated_ms = 0;  // wall time this cell's simulation took on this machine
+  int gpus() const { return nodes * ranks_per_node; }
+};
+
+// Table 6 and 7 cells, every model and strategy. Throws coll::Error on a bad preset or table.
+std::vector<TableCell> paper_table_cells(const Options& options);
+// Scaling cells: 64, 128, ... 4096 GPUs at options.ranks_per_node per node (8 unless given).
+std::vector<TableCell> scaling_cells(const Options& options);
+
+// Markdown tables, the closing line included; and the JSON document of the cells.
+std::string paper_tables_markdown(const std::vector<TableCell>& cells, const Options& options);
+std::string scaling_markdown(const std::vector<TableCell>& cells, const Options& options);
+std::string cells_json(const std::vector<TableCell>& cells, const Options& options,
+                       const std::string& mode);
+
+// --paper-tables / --model-only --scaling: prints, writes --json; returns the exit status.
+int run_paper_tables(const Options& options);
+int run_scaling(const Options& options);
+
+}  // namespace collbench

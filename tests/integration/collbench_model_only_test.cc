@@ -1,0 +1,122 @@
+// collbench's modelled modes as a user runs them: --strategy, --model-only, --paper-tables,
+// --scaling. None launches a process.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "run_command.hpp"
+
+namespace {
+
+using coll::testing::run_command;
+
+std::string collbench(const std::string& args) {
+  return std::string(COLLBENCH_PATH) + " " + args;
+}
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream file(path);
+  return nlohmann::json::parse(file);
+}
+
+TEST(CollbenchModelOnly, StrategyListNamesEverySource) {
+  const auto result = run_command(collbench("--strategy list"), 30);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  for (const char* name : {"cntk\n", "mxnet\n", "tensorflow\n", "caffe-mpi\n", "horovod\n", "ddp\n",
+                           "best\n", "docs/strategies.md", "granularity layer"}) {
+    EXPECT_NE(result.output.find(name), std::string::npos) << name << result.output;
+  }
+}
+
+TEST(CollbenchModelOnly, PaperTablesOnStdoutAndInJson) {
+  const std::string json = ::testing::TempDir() + "/paper_tables.json";
+  const auto result = run_command(collbench("--paper-tables --json " + json), 120);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  for (const char* text : {"preset p40-ib56", "## Table 6", "## Table 7", "| caffe-mpi |",
+                           "16 (4x4)", "At 16 GPUs (4 nodes x 4):", "resnet50: best paper-era"}) {
+    EXPECT_NE(result.output.find(text), std::string::npos) << text;
+  }
+  const auto doc = read_json(json);
+  EXPECT_EQ(doc["mode"], "paper-tables");
+  EXPECT_EQ(doc["cells"].size(), 3u * 7 * 5);
+  EXPECT_EQ(doc["batch_per"], "gpu");
+}
+
+TEST(CollbenchModelOnly, BatchPerNodeSplitsTheBatch) {
+  const std::string json = ::testing::TempDir() + "/paper_tables_node.json";
+  ASSERT_EQ(run_command(collbench("--paper-tables --batch-per node --json " + json), 120).exit_code,
+            0);
+  for (const auto& cell : read_json(json)["cells"]) {
+    if (cell["model"] == "alexnet") {
+      EXPECT_EQ(cell["batch_per_gpu"], 1024 / cell["ranks_per_node"].get<int>()) << cell;
+    }
+  }
+}
+
+TEST(CollbenchModelOnly, AnIterationOnFourThousandGpus) {
+  const std::string json = ::testing::TempDir() + "/model_only.json";
+  const auto result = run_command(
+      collbench("--model-only --nodes 512 --ranks-per-node 8 --model-gradients resnet50 "
+                "--strategy best --json " +
+                json),
+      120);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("4096 ranks on 512 nodes"), std::string::npos) << result.output;
+  const auto doc = read_json(json);
+  EXPECT_EQ(doc["ranks"], 4096);
+  EXPECT_GT(doc["comm_ms"].get<double>(), 0);
+  EXPECT_GE(doc["iteration_ms"].get<double>(),
+            doc["forward_ms"].get<double>() + doc["backward_ms"].get<double>());
+}
+
+TEST(CollbenchModelOnly, PlacementSettingsReachTheModel) {
+  auto exposed = [](const std::string& args) {
+    const std::string json = ::testing::TempDir() + "/placement.json";
+    const auto result = run_command(
+        collbench("--model-only --nodes 4 -g 4 --model-gradients resnet50 --overlap --json " +
+                  json + " " + args),
+        60);
+    EXPECT_EQ(result.exit_code, 0) << args << result.output;
+    return read_json(json)["comm_ms"].get<double>();
+  };
+  const double every_rank = exposed("--algo ps");
+  EXPECT_NE(exposed("--algo ps --ps-servers 4"), every_rank);
+  EXPECT_NE(exposed("--algo ps --ps-servers 4 --ps-dedicated"),
+            exposed("--algo ps --ps-servers 4"));
+  EXPECT_NE(exposed("--cost-preset ethernet-10g --algo ring"),
+            exposed("--cost-preset p40-ib56 --algo ring"));
+}
+
+TEST(CollbenchModelOnly, ModelledSweepOfEveryAlgorithm) {
+  const auto result = run_command(
+      collbench("--model-only --nodes 64 -g 8 --cost-preset dgx1-ib100 --algo ring,tree,auto "
+                "-b 1K -e 1G -f 1024"),
+      30);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("512 ranks on 64 nodes"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("chose "), std::string::npos) << result.output;
+}
+
+TEST(CollbenchModelOnly, WhatCannotBeModelledIsRefusedNotIgnored) {
+  for (const char* args :
+       {"--strategy nosuch --model-gradients resnet50",
+        "--strategy ddp --algo ring --model-gradients resnet50", "--batch-per rack --paper-tables",
+        "--strategy best", "--cost-preset /nonexistent/p.txt --paper-tables"}) {
+    const auto result = run_command(collbench(args), 30);
+    EXPECT_NE(result.exit_code, 0) << args;
+    EXPECT_EQ(std::count(result.output.begin(), result.output.end(), '\n'), 1)
+        << args << ": " << result.output;
+  }
+  const auto unmodelled = run_command(
+      "COLL_HIER_INTER=native_mpi " + collbench("--model-only --nodes 2 -g 2 --algo "
+                                                "hierarchical --model-gradients alexnet"),
+      30);
+  EXPECT_EQ(unmodelled.exit_code, 1) << unmodelled.output;
+  EXPECT_NE(unmodelled.output.find("has no cost formula with levels ring / native_mpi"),
+            std::string::npos)
+      << unmodelled.output;
+}
+
+}  // namespace
