@@ -1,5 +1,6 @@
 #include "model_only.hpp"
 
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -72,7 +73,10 @@ int model_iteration_report(const Options& options) {
   const ModelTable table =
       load_model_table(options.models_dir, options.model, options.model_variant);
   const IterationSetup setup = setup_of(options, table);
+  const auto start = std::chrono::steady_clock::now();
   const ModelledIteration it = model_iteration(table, setup);
+  const double simulated_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   std::string algorithms;
   for (const auto& [name, count] : it.algorithm_buckets) {
     algorithms += (algorithms.empty() ? "" : ", ") + name + " x" + std::to_string(count);
@@ -94,6 +98,7 @@ int model_iteration_report(const Options& options) {
   std::printf(" %-24s %10.3f ms\n", "exposed communication", it.exposed_s * 1e3);
   std::printf(" %-24s %10.3f ms\n", "iteration", it.iteration_s * 1e3);
   std::printf(" %-24s %10.1f %%\n", "hidden fraction", it.timeline.hidden_fraction * 100);
+  std::printf("# planned and simulated in %.1f ms on this machine\n", simulated_ms);
   nlohmann::ordered_json buckets = nlohmann::ordered_json::array();
   if (options.per_layer)
     std::printf("#%6s %8s %12s %10s %10s %10s\n", "bucket", "tensors", "bytes", "ready", "start",
@@ -128,6 +133,7 @@ int model_iteration_report(const Options& options) {
                  {"comm_ms", it.comm_s * 1e3},
                  {"exposed_ms", it.exposed_s * 1e3},
                  {"iteration_ms", it.iteration_s * 1e3},
+                 {"simulated_ms", simulated_ms},
                  {"buckets", buckets}});
   if (!options.trace_path.empty()) {  // the model's timeline is the same on every rank
     coll::schedule::write_chrome_trace(

@@ -2,8 +2,8 @@
 """Plots collbench JSON output as PNG.
 
   plots/plot_collbench.py sweep.json [more.json ...] -o sweep.png
-      sweep mode: bus bandwidth (out of place) against message size, one line per algorithm
-      and file (so runs measured side by side can be compared)
+      sweep mode: bus bandwidth against message size, out of place and in place, one line per
+      algorithm and file (so runs measured side by side can be compared)
   plots/plot_collbench.py replay.json -o replay.png
       model mode: aggregation time of each measured iteration, and the per-tensor times when
       the run used --per-layer
@@ -11,30 +11,9 @@
 Needs Debian's python3-matplotlib (apt-get install python3-matplotlib); run with /usr/bin/python3.
 """
 import argparse
-import json
 import sys
 
-
-def load(path):
-    with open(path) as handle:
-        return json.load(handle)
-
-
-def plot_sweeps(documents, axes):
-    for label, doc in documents:
-        by_algorithm = {}
-        for row in doc["results"]:
-            by_algorithm.setdefault(row["algorithm"], []).append(row)
-        for algorithm, rows in by_algorithm.items():
-            rows.sort(key=lambda r: r["bytes"])
-            sizes = [r["bytes"] for r in rows if r["bytes"] > 0]
-            busbw = [r["out_of_place"]["busbw_gbps"] for r in rows if r["bytes"] > 0]
-            axes.plot(sizes, busbw, marker="o", label=f"{label}: {algorithm} ({doc['ranks']} ranks)")
-    axes.set_xscale("log", base=2)
-    axes.set_xlabel("message size (bytes)")
-    axes.set_ylabel("bus bandwidth (GB/s, nccl-tests definition)")
-    axes.grid(True, which="both", alpha=0.3)
-    axes.legend(fontsize="small")
+from render_figures import load, plot_busbw
 
 
 def plot_replay(doc, figure):
@@ -72,7 +51,8 @@ def main():
     figure = plt.figure(figsize=(10, 6))
     modes = {doc.get("mode") for _, doc in documents}
     if modes == {"sweep"}:
-        plot_sweeps(documents, figure.add_subplot(1, 1, 1))
+        figure.set_size_inches(14, 5.5)
+        plot_busbw(documents, figure)
     elif modes == {"model-gradients"} and len(documents) == 1:
         plot_replay(documents[0][1], figure)
     else:

@@ -71,6 +71,20 @@ TEST(CollbenchModelOnly, AnIterationOnFourThousandGpus) {
             doc["forward_ms"].get<double>() + doc["backward_ms"].get<double>());
 }
 
+TEST(CollbenchModelOnly, ScalingFrom64To4096Gpus) {
+  const std::string json = ::testing::TempDir() + "/scaling.json";
+  const auto result = run_command(collbench("--scaling --json " + json), 120);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("| 4096 GPUs |"), std::string::npos) << result.output;
+  const auto doc = read_json(json);
+  EXPECT_EQ(doc["cells"].size(), 3u * 7 * 7);  // models x strategies x (64 .. 4096)
+  for (const auto& cell : doc["cells"]) {
+    EXPECT_EQ(cell["ranks_per_node"], 8);
+    EXPECT_GT(cell["efficiency"].get<double>(), 0);
+    EXPECT_LE(cell["efficiency"].get<double>(), 1.0);
+  }
+}
+
 TEST(CollbenchModelOnly, PlacementSettingsReachTheModel) {
   auto exposed = [](const std::string& args) {
     const std::string json = ::testing::TempDir() + "/placement.json";

@@ -1,0 +1,200 @@
+#!/usr/bin/python3
+"""Renders every figure of the project from collbench's JSON output, as PNG.
+
+  /usr/bin/python3 plots/render_figures.py [--data plots/data] [--out plots]
+
+reads from the data directory (each file optional; a figure whose input is missing is skipped
+with a note):
+  sweep.json          collbench --algo all --json ...           -> busbw_vs_size.png
+  paper_tables.json   collbench --paper-tables --json ...       -> paper_tables.png
+  scaling.json        collbench --scaling --json ...            -> scaling.png
+  trace.json          collbench ... --overlap --trace ...       -> iteration_gantt.png
+plots/make_data.sh writes those files with the commands that made the committed ones.
+
+Needs Debian's python3-matplotlib (scripts/install-deps.sh installs it); run with /usr/bin/python3.
+"""
+import argparse
+import json
+import os
+import sys
+
+STRATEGY_COLOURS = {"cntk": "#8c564b", "mxnet": "#2ca02c", "tensorflow": "#ff7f0e",
+                    "caffe-mpi": "#d62728", "horovod": "#9467bd", "ddp": "#17becf",
+                    "best": "#1f77b4"}
+
+
+def load(path):
+    with open(path) as handle:
+        return json.load(handle)
+
+
+def plot_busbw(documents, figure):
+    """Bus bandwidth against message size, one line per algorithm (and file), out of place and
+    in place side by side, both axes logarithmic."""
+    panels = [("out_of_place", "out of place"), ("in_place", "in place")]
+    shared = None
+    for column, (key, title) in enumerate(panels):
+        axes = figure.add_subplot(1, 2, column + 1, sharey=shared)
+        shared = shared or axes
+        for label, doc in documents:
+            by_algorithm = {}
+            for row in doc["results"]:
+                if row["bytes"] > 0 and key in row:
+                    by_algorithm.setdefault(row["algorithm"], []).append(row)
+            for algorithm, rows in sorted(by_algorithm.items()):
+                rows.sort(key=lambda r: r["bytes"])
+                name = algorithm if len(documents) == 1 else f"{label}: {algorithm}"
+                axes.plot([r["bytes"] for r in rows], [r[key]["busbw_gbps"] for r in rows],
+                          marker="o", markersize=3, label=name)
+        axes.set_xscale("log", base=2)
+        axes.set_yscale("log")
+        axes.set_xlabel("message size (bytes per rank)")
+        axes.set_ylabel("bus bandwidth (GB/s, nccl-tests definition)")
+        ranks = ", ".join(sorted({f"{d['ranks']} ranks on {d['nodes']} node(s)"
+                                  for _, d in documents}))
+        axes.set_title(f"All-reduce bus bandwidth, {title} ({ranks})")
+        axes.grid(True, which="both", alpha=0.3)
+        axes.legend(fontsize="small")
+    figure.tight_layout()
+
+
+def plot_paper_tables(doc, figure):
+    """Grouped bars: per model, exposed communication per iteration for every strategy at every
+    GPU count of Tables 6 and 7 (top), and the scaling efficiency (bottom)."""
+    cells = doc["cells"]
+    models = list(dict.fromkeys(c["model"] for c in cells))
+    strategies = list(dict.fromkeys(c["strategy"] for c in cells))
+    gpus = sorted({c["gpus"] for c in cells if c["gpus"] > 1})
+    width = 0.8 / len(strategies)
+    for column, model in enumerate(models):
+        for row, (key, label) in enumerate([("exposed_ms", "exposed communication (ms/iteration)"),
+                                            ("efficiency", "scaling efficiency (%)")]):
+            axes = figure.add_subplot(2, len(models), row * len(models) + column + 1)
+            for s, strategy in enumerate(strategies):
+                values = []
+                for g in gpus:
+                    match = [c for c in cells if c["model"] == model and c["strategy"] == strategy
+                             and c["gpus"] == g]
+                    value = match[0][key] if match else 0
+                    values.append(value * 100 if key == "efficiency" else value)
+                positions = [i + (s - (len(strategies) - 1) / 2) * width for i in range(len(gpus))]
+                axes.bar(positions, values, width, label=strategy,
+                         color=STRATEGY_COLOURS.get(strategy))
+            axes.set_xticks(range(len(gpus)))
+            axes.set_xticklabels([f"{g}\n({'1 node' if g <= 4 else str(g // 4) + ' nodes'})"
+                                  for g in gpus])
+            axes.set_xlabel("GPUs (Table 6: one node; Table 7: 4 GPUs per node)")
+            axes.set_ylabel(label)
+            if key == "exposed_ms":
+                axes.set_yscale("log")
+                axes.set_title(f"{model}: gradient aggregation not hidden by backward")
+            else:
+                axes.set_ylim(0, 105)
+                axes.set_title(f"{model}: throughput / (GPUs x one GPU's)")
+            axes.grid(True, axis="y", which="both", alpha=0.3)
+            if column == 0 and row == 0:
+                handles, labels = axes.get_legend_handles_labels()
+    figure.suptitle(f"The paper's Tables 6 and 7, modelled ({doc['cost_model']}, batch per "
+                    f"{doc['batch_per']})", fontsize=11)
+    figure.legend(handles, labels, loc="upper center", ncol=len(labels),
+                  bbox_to_anchor=(0.5, 0.965), fontsize="small")
+    figure.tight_layout(rect=(0, 0, 1, 0.93))
+
+
+def plot_scaling(doc, figure):
+    """Scaling efficiency against GPU count, one line per strategy, per model."""
+    cells = doc["cells"]
+    models = list(dict.fromkeys(c["model"] for c in cells))
+    for column, model in enumerate(models):
+        axes = figure.add_subplot(1, len(models), column + 1)
+        for strategy in dict.fromkeys(c["strategy"] for c in cells):
+            rows = sorted((c for c in cells if c["model"] == model and c["strategy"] == strategy),
+                          key=lambda c: c["gpus"])
+            axes.plot([c["gpus"] for c in rows], [100 * c["efficiency"] for c in rows],
+                      marker="o", markersize=3, label=strategy,
+                      color=STRATEGY_COLOURS.get(strategy))
+        per_node = cells[0]["ranks_per_node"]
+        axes.set_xscale("log", base=2)
+        axes.set_ylim(0, 105)
+        axes.set_xlabel(f"GPUs ({per_node} per node)")
+        axes.set_ylabel("scaling efficiency (%)")
+        axes.set_title(f"{model}: modelled scaling")
+        axes.grid(True, which="both", alpha=0.3)
+        if column == 0:
+            axes.legend(fontsize="small")
+    figure.suptitle(f"Simulation at scale ({doc['cost_model']}, batch per {doc['batch_per']})",
+                    fontsize=11)
+    figure.tight_layout()
+
+
+def plot_gantt(trace, figure, title):
+    """Per-rank timeline of one iteration: each rank gets a row per lane (backward compute,
+    all-reduce), bars from the Chrome trace's complete events."""
+    events = [e for e in trace["traceEvents"] if e.get("ph") == "X"]
+    lanes = {}
+    for e in trace["traceEvents"]:
+        if e.get("ph") == "M" and e.get("name") == "thread_name":
+            lanes[(e["pid"], e["tid"])] = e["args"]["name"]
+    rows = sorted({(e["pid"], e["tid"]) for e in events})
+    axes = figure.add_subplot(1, 1, 1)
+    colours = {"backward": "#7f7f7f", "compute": "#7f7f7f"}
+    for index, key in enumerate(rows):
+        lane = lanes.get(key, str(key[1]))
+        spans = [(e["ts"] / 1e3, e["dur"] / 1e3) for e in events if (e["pid"], e["tid"]) == key]
+        colour = colours.get(lane, "#1f77b4")
+        axes.broken_barh(spans, (index - 0.4, 0.8), facecolors=colour, edgecolors="white",
+                         linewidth=0.3)
+    axes.set_yticks(range(len(rows)))
+    axes.set_yticklabels([f"rank {pid} {lanes.get((pid, tid), tid)}" for pid, tid in rows],
+                         fontsize="small")
+    axes.invert_yaxis()
+    axes.set_xlabel("time from the start of backward (ms)")
+    axes.set_title(title)
+    axes.grid(True, axis="x", alpha=0.3)
+    from matplotlib.patches import Patch
+    axes.legend(handles=[Patch(color="#7f7f7f", label="backward (one bar per layer)"),
+                         Patch(color="#1f77b4", label="all-reduce (one bar per bucket)")],
+                fontsize="small", loc="lower right")
+    figure.tight_layout()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    here = os.path.dirname(os.path.abspath(__file__))
+    parser.add_argument("--data", default=os.path.join(here, "data"), help="JSON directory")
+    parser.add_argument("--out", default=here, help="directory for the PNG files")
+    args = parser.parse_args()
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        sys.exit("render_figures: needs python3-matplotlib (scripts/install-deps.sh)")
+
+    def render(name, size, draw, source):
+        path = os.path.join(args.data, source)
+        if not os.path.exists(path):
+            print(f"render_figures: skipped {name}: no {path}")
+            return
+        figure = plt.figure(figsize=size)
+        try:
+            draw(load(path), figure)
+        except (KeyError, ValueError) as error:
+            sys.exit(f"render_figures: {path} is not the JSON {name} needs: {error}")
+        out = os.path.join(args.out, name)
+        figure.savefig(out, dpi=100)
+        plt.close(figure)
+        print(f"render_figures: wrote {out}")
+
+    render("busbw_vs_size.png", (14, 5.5), lambda d, f: plot_busbw([("sweep", d)], f),
+           "sweep.json")
+    render("paper_tables.png", (16, 9), plot_paper_tables, "paper_tables.json")
+    render("scaling.png", (16, 5), plot_scaling, "scaling.json")
+    render("iteration_gantt.png", (14, 6),
+           lambda d, f: plot_gantt(d, f, "One overlapped training iteration per rank "
+                                   "(measured replay; see plots/make_data.sh)"), "trace.json")
+
+
+if __name__ == "__main__":
+    main()
