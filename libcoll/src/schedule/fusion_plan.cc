@@ -57,6 +57,25 @@ void close_bucket(std::vector<Bucket>& buckets, std::size_t first, std::size_t l
   if (last > first) buckets.push_back({first, last, bytes});
 }
 
+// Consecutive tensors in buckets; a new bucket starts before tensor i (never the first) whenever
+// starts_new(i, bytes of the open bucket) holds.
+template <typename StartsNew>
+std::vector<Bucket> split_before(const std::vector<std::size_t>& tensor_bytes,
+                                 StartsNew starts_new) {
+  std::vector<Bucket> buckets;
+  std::size_t first = 0, bytes = 0;
+  for (std::size_t i = 0; i < tensor_bytes.size(); ++i) {
+    if (i > first && starts_new(i, bytes)) {
+      close_bucket(buckets, first, i, bytes);
+      first = i;
+      bytes = 0;
+    }
+    bytes += tensor_bytes[i];
+  }
+  close_bucket(buckets, first, tensor_bytes.size(), bytes);
+  return buckets;
+}
+
 }  // namespace
 
 double allreduce_seconds(const AllreduceCost& cost, std::size_t bytes) {
@@ -128,35 +147,17 @@ std::vector<Bucket> plan_layers(const std::vector<std::size_t>& tensor_bytes,
             std::to_string(tensor_layers.size()) + " names for " +
             std::to_string(tensor_bytes.size()) + " tensors");
   }
-  std::vector<Bucket> buckets;
-  std::size_t first = 0, bytes = 0;
-  for (std::size_t i = 0; i < tensor_bytes.size(); ++i) {
-    if (i > first && tensor_layers[i] != tensor_layers[i - 1]) {
-      close_bucket(buckets, first, i, bytes);
-      first = i;
-      bytes = 0;
-    }
-    bytes += tensor_bytes[i];
-  }
-  close_bucket(buckets, first, tensor_bytes.size(), bytes);
-  return buckets;
+  return split_before(tensor_bytes, [&](std::size_t i, std::size_t) {
+    return tensor_layers[i] != tensor_layers[i - 1];
+  });
 }
 
 std::vector<Bucket> plan_threshold(const std::vector<std::size_t>& tensor_bytes,
                                    std::size_t limit) {
-  std::vector<Bucket> buckets;
-  std::size_t first = 0, bytes = 0;
-  for (std::size_t i = 0; i < tensor_bytes.size(); ++i) {
-    // Written so that it cannot overflow: bytes + t > limit.
-    if (i > first && (bytes > limit || tensor_bytes[i] > limit - bytes)) {
-      close_bucket(buckets, first, i, bytes);
-      first = i;
-      bytes = 0;
-    }
-    bytes += tensor_bytes[i];
-  }
-  close_bucket(buckets, first, tensor_bytes.size(), bytes);
-  return buckets;
+  // Written so that it cannot overflow: open + t > limit.
+  return split_before(tensor_bytes, [&](std::size_t i, std::size_t open) {
+    return open > limit || tensor_bytes[i] > limit - open;
+  });
 }
 
 std::vector<Bucket> plan_ddp_buckets(const std::vector<std::size_t>& tensor_bytes,
