@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Fits the p40-ib56 and ethernet-10g cost presets to the all-reduce fits the paper's group measured.
 
-The group (Shi, Wang, Chu; MG-WFBP code, /work/shared/reference/paper.md) fitted T(M) = a + b*M to
+The group (Shi, Wang, Chu; constants in their public MG-WFBP code) fitted T(M) = a + b*M to
 all-reduces on their P40 testbed at 2, 4, 8 and 16 workers: 2 and 4 inside one node (their 10 GbE
 column repeats the InfiniBand numbers there, so no network was involved), 8 = 2 nodes x 4 and
 16 = 4 nodes x 4. This script derives libcoll's per-link-class parameters from those fits, in

@@ -31,7 +31,7 @@ import os
 import sys
 
 # (model, variant) -> (tensors, elements) that the tables must reproduce exactly. The first group
-# is /work/shared/reference/paper.md, "Gradient tensors of the three networks"; the second is our
+# is the totals the paper's group published for the stock definitions; the second is our
 # own count from each definition, derived by hand from the paper's numbers (see each function).
 EXPECTED = {
     ("alexnet", "bvlc_caffe"): (16, 60965224),
