@@ -162,7 +162,7 @@ ModelledIteration model_iteration(const ModelTable& table, const IterationSetup&
   double forward_flops = 0;
   for (const auto& tensor : table.tensors) {
     layers.push_back(tensor.layer);
-    tensor_bytes.push_back(tensor.elements * sizeof(float));
+    tensor_bytes.push_back(tensor.elements * setup.element_bytes);
     forward_flops += tensor.forward_flops;
   }
   const double rate = schedule::kP40PeakFlops * schedule::kP40SustainedFraction;

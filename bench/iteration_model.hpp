@@ -30,6 +30,7 @@ struct IterationSetup {
   bool ps_dedicated = false;
   std::string fusion = "none";  // fusion policy, "layer" included
   bool overlap = true;
+  std::size_t element_bytes = 4;        // gradient element size (-d; fp32 unless told otherwise)
   int batch_per_gpu = 1;                // samples each GPU computes per iteration
   double compute_scale = 1;             // multiplies the compute profile
   std::string compute_profile = "p40";  // "p40" (from FLOPs) or a CSV of backward times

@@ -57,6 +57,7 @@ IterationSetup setup_of(const Options& options, const ModelTable& table) {
       options.batch_per_node ? std::max(1, batch / setup.shape.max_local()) : batch;
   setup.compute_scale = options.compute_scale;
   setup.compute_profile = options.compute_profile;
+  setup.element_bytes = coll::dtype_size(options.type);
   return setup;
 }
 
@@ -81,7 +82,8 @@ int model_iteration_report(const Options& options) {
   for (const auto& [name, count] : it.algorithm_buckets) {
     algorithms += (algorithms.empty() ? "" : ", ") + name + " x" + std::to_string(count);
   }
-  std::printf("# collbench --model-only: %s (%s), %s\n", table.model.c_str(), table.variant.c_str(),
+  std::printf("# collbench --model-only: %s (%s, %s gradients), %s\n", table.model.c_str(),
+              table.variant.c_str(), std::string(coll::dtype_name(options.type)).c_str(),
               setup.shape.describe().c_str());
   std::printf("# cost model: %s\n# compute: %s; batch %d per GPU\n", setup.params.source.c_str(),
               it.profile.source.c_str(), setup.batch_per_gpu);

@@ -99,6 +99,7 @@ TEST(CollbenchModelOnly, PlacementSettingsReachTheModel) {
   EXPECT_NE(exposed("--algo ps --ps-servers 4"), every_rank);
   EXPECT_NE(exposed("--algo ps --ps-servers 4 --ps-dedicated"),
             exposed("--algo ps --ps-servers 4"));
+  EXPECT_LT(exposed("--algo ring -d half"), exposed("--algo ring"));  // 2-byte gradients
   EXPECT_NE(exposed("--cost-preset ethernet-10g --algo ring"),
             exposed("--cost-preset p40-ib56 --algo ring"));
 }
