@@ -135,10 +135,12 @@ std::size_t run_iteration_replay(coll::Comm& comm, const Options& options) {
       load_model_table(options.models_dir, options.model, options.model_variant);
   const std::size_t elem = coll::dtype_size(options.type);
   std::vector<std::size_t> offsets, tensor_bytes;
+  std::vector<std::string> layers;
   std::size_t total = 0;
   for (const auto& tensor : table.tensors) {
     offsets.push_back(total);
     tensor_bytes.push_back(tensor.elements * elem);
+    layers.push_back(tensor.layer);
     total += tensor.elements;
   }
   const ComputeProfile profile = load_profile(options, table);
@@ -148,7 +150,7 @@ std::size_t run_iteration_replay(coll::Comm& comm, const Options& options) {
     return predicted ? predicted->time_us * 1e-6 : 0.0;
   };
   const auto plan = coll::schedule::make_plan(coll::schedule::parse_policy(options.fusion),
-                                              tensor_bytes, profile, cost);
+                                              tensor_bytes, profile, cost, layers);
   // Tensors sit back to back in one gradient buffer, so every bucket is contiguous: fused
   // all-reduces run in place on it, with no packing.
   coll::BufferPool pool;

@@ -1,5 +1,5 @@
-// collbench's modelled modes as a user runs them: --strategy, --model-only, --paper-tables,
-// --scaling. None launches a process.
+// collbench's strategies and modelled modes as a user runs them: --strategy (replayed for real
+// too), --model-only, --paper-tables, --scaling (these launch no process).
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -27,6 +27,23 @@ TEST(CollbenchModelOnly, StrategyListNamesEverySource) {
   for (const char* name : {"cntk\n", "mxnet\n", "tensorflow\n", "caffe-mpi\n", "horovod\n", "ddp\n",
                            "best\n", "docs/strategies.md", "granularity layer"}) {
     EXPECT_NE(result.output.find(name), std::string::npos) << name << result.output;
+  }
+}
+
+TEST(CollbenchStrategy, EveryStrategyReplaysForRealWithExactResults) {
+  // Algorithm, placement (COLL_HIER_INTER, COLL_PS_SERVERS), granularity and overlap of each
+  // strategy run on 2 emulated nodes of 2 ranks; compute shortened to keep the test quick.
+  for (const char* name : {"cntk", "mxnet", "tensorflow", "caffe-mpi", "horovod", "ddp", "best"}) {
+    const std::string json = ::testing::TempDir() + "/strategy.json";
+    const auto result =
+        run_command(collbench(std::string("--model-gradients googlenet --nodes 2 -g 2 -n 1 -w 0 "
+                                          "--compute-scale 0.05 --strategy ") +
+                              name + " --json " + json),
+                    300);
+    ASSERT_EQ(result.exit_code, 0) << name << ": " << result.output;
+    const auto doc = read_json(json);
+    EXPECT_EQ(doc["wrong"], 0) << name;
+    EXPECT_EQ(doc["overlap"], std::string(name) != "cntk") << name;
   }
 }
 
