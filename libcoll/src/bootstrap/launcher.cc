@@ -184,7 +184,7 @@ int launch_local(const LaunchSpec& spec) {
   }
   if (size < 1) throw Error(Status::InvalidArgument, "the launcher needs at least one rank");
   const double grace_s = env_seconds("COLL_LAUNCH_GRACE").value_or(spec.grace_s);
-  StoreServer store("127.0.0.1", 0, make_job_token());
+  StoreServer store("127.0.0.1", 0, make_job_token(), size);
   struct sigaction action {};
   action.sa_handler = on_signal;
   for (int signal : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(signal, &action, nullptr);
