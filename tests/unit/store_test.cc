@@ -93,6 +93,14 @@ TEST(StoreServer, RanksMustBeInRangeAndUnique) {
   EXPECT_EQ(first.get("k", "k"), "v");
 }
 
+TEST(StoreServer, RankIsFreeAgainOnceItsConnectionCloses) {
+  StoreServer server("127.0.0.1", 0, "secret", 1);
+  for (int communicator = 0; communicator < 20; ++communicator) {
+    StoreClient client(server.address(), "secret", 0, 1, 5);  // closed at the end of the loop
+    EXPECT_EQ(client.add("created", 1), communicator + 1);
+  }
+}
+
 TEST(StoreServer, WrongTokenIsRefused) {
   StoreServer server("127.0.0.1", 0, "secret");
   try {

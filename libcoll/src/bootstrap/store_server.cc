@@ -29,6 +29,7 @@ constexpr std::size_t kReadChunkBytes = 64u << 10;
 constexpr int kAcceptsPerRound = 64;  // a connection flood cannot starve the connected clients
 
 struct Connection {
+  store::ConnectionId id = 0;
   Socket socket;
   store::Decoder decoder;
   std::deque<std::string> outbox;  // frames not yet sent; the front one partly, maybe
@@ -37,6 +38,7 @@ struct Connection {
   double connected_at = 0;
   bool closing = false;
   std::string close_reason;  // logged when the connection is closed; empty for a clean hang-up
+  std::string peer;          // who it was ("rank 3"), for the log line
   // Reset rather than closed: a client over a memory limit does not read, so the end of a
   // closed stream would wait behind its unread replies and never reach it.
   bool reset = false;
@@ -84,7 +86,7 @@ struct StoreServer::State {
   void close(Connection& connection, std::string reason);
   void drop_for_memory(Connection& connection, std::string reason);
   void enforce_memory_limits();
-  void reap(store::ConnectionId id, Connection& connection);
+  void reap(Connection& connection);
   void push_abort_if_new();
 };
 
@@ -94,7 +96,9 @@ void StoreServer::State::accept_clients() {
     if (fd < 0) return;
     const int on = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
-    Connection& connection = connections[next_id++];
+    const store::ConnectionId id = next_id++;
+    Connection& connection = connections[id];
+    connection.id = id;
     connection.socket = Socket(fd);
     connection.decoder.limit(limits.hello_frame_bytes);
     connection.connected_at = now_seconds();
@@ -105,6 +109,10 @@ void StoreServer::State::close(Connection& connection, std::string reason) {
   if (connection.closing) return;
   connection.closing = true;
   connection.close_reason = std::move(reason);
+  // Its rank is free at once: a process that reconnects (a new communicator) may say hello in
+  // this same round.
+  connection.peer = service.describe(connection.id);
+  service.disconnect(connection.id);
 }
 
 void StoreServer::State::drop_for_memory(Connection& connection, std::string reason) {
@@ -192,7 +200,7 @@ void StoreServer::State::enforce_memory_limits() {
   }
 }
 
-void StoreServer::State::reap(store::ConnectionId id, Connection& connection) {
+void StoreServer::State::reap(Connection& connection) {
   if (connection.reset) {
     const linger reset_now{1, 0};
     ::setsockopt(connection.socket.fd(), SOL_SOCKET, SO_LINGER, &reset_now, sizeof reset_now);
@@ -200,10 +208,9 @@ void StoreServer::State::reap(store::ConnectionId id, Connection& connection) {
     flush(connection);  // best effort: the refusal tells a well-meaning client what went wrong
   }
   if (!connection.close_reason.empty()) {
-    std::cerr << "coll store: closed the connection of " + service.describe(id) + ": " +
+    std::cerr << "coll store: closed the connection of " + connection.peer + ": " +
                      connection.close_reason + "\n";
   }
-  service.disconnect(id);
 }
 
 void StoreServer::State::push_abort_if_new() {
@@ -254,7 +261,7 @@ void StoreServer::State::serve_round(int timeout_ms) {
   enforce_memory_limits();
   for (auto it = connections.begin(); it != connections.end();) {
     if (it->second.closing) {
-      reap(it->first, it->second);
+      reap(it->second);
       it = connections.erase(it);
     } else {
       ++it;
