@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build pkg-config clang-format
+  build-essential cmake ninja-build pkg-config clang-format clang libclang-rt-14-dev
   libucx-dev ucx-utils libopenmpi-dev openmpi-bin libhwloc-dev hwloc
   libibverbs-dev rdma-core ibverbs-providers librdmacm-dev
   libboost-program-options-dev libgtest-dev procps nlohmann-json3-dev

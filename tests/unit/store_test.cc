@@ -47,8 +47,8 @@ TEST(StoreWire, RejectsMalformedFrames) {
 
 TEST(StoreServer, SetGetAddAcrossClients) {
   StoreServer server("127.0.0.1", 0, "secret");
-  StoreClient a(server.address(), "secret", 0, 5);
-  StoreClient b(server.address(), "secret", 1, 5);
+  StoreClient a(server.address(), "secret", 0, 2, 5);
+  StoreClient b(server.address(), "secret", 1, 2, 5);
   std::thread later([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     a.set("address/0", "here");
@@ -59,15 +59,57 @@ TEST(StoreServer, SetGetAddAcrossClients) {
   EXPECT_EQ(b.add("counter", 3), 5);
 }
 
+TEST(StoreServer, AddOnTextIsAnErrorAndTheStoreSurvives) {
+  StoreServer server("127.0.0.1", 0, "secret", 1);
+  StoreClient client(server.address(), "secret", 0, 1, 5);
+  client.set("name", "not a number");
+  try {
+    client.add("name", 1);
+    FAIL() << "ADD on a text value succeeded";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("is not a number"), std::string::npos) << error.what();
+  }
+  EXPECT_EQ(client.get("name", "name"), "not a number");
+  EXPECT_EQ(client.add("counter", 7), 7);
+}
+
+TEST(StoreServer, RanksMustBeInRangeAndUnique) {
+  StoreServer server("127.0.0.1", 0, "secret", 2);
+  StoreClient first(server.address(), "secret", 0, 2, 5);
+  const auto refused = [&](int rank, int size, const char* expected) {
+    try {
+      StoreClient client(server.address(), "secret", rank, size, 5);
+      ADD_FAILURE() << "rank " << rank << " of " << size << " was accepted";
+    } catch (const Error& error) {
+      EXPECT_NE(std::string(error.what()).find(expected), std::string::npos) << error.what();
+    }
+  };
+  refused(0, 2, "rank 0 is already connected");
+  refused(-1, 2, "not within a job of size 2");
+  refused(2, 2, "not within a job of size 2");
+  refused(1, 3, "this store serves 2");
+  StoreClient second(server.address(), "secret", 1, 2, 5);
+  second.set("k", "v");
+  EXPECT_EQ(first.get("k", "k"), "v");
+}
+
+TEST(StoreServer, RankIsFreeAgainOnceItsConnectionCloses) {
+  StoreServer server("127.0.0.1", 0, "secret", 1);
+  for (int communicator = 0; communicator < 20; ++communicator) {
+    StoreClient client(server.address(), "secret", 0, 1, 5);  // closed at the end of the loop
+    EXPECT_EQ(client.add("created", 1), communicator + 1);
+  }
+}
+
 TEST(StoreServer, WrongTokenIsRefused) {
   StoreServer server("127.0.0.1", 0, "secret");
   try {
-    StoreClient intruder(server.address(), "guess", 0, 5);
+    StoreClient intruder(server.address(), "guess", 0, 1, 5);
     FAIL() << "accepted a wrong token";
   } catch (const Error& error) {
     EXPECT_NE(std::string(error.what()).find("wrong job token"), std::string::npos);
   }
-  StoreClient legit(server.address(), "secret", 0, 5);  // the server survived it
+  StoreClient legit(server.address(), "secret", 0, 1, 5);  // the server survived it
   legit.set("k", "v");
   EXPECT_EQ(legit.get("k", "k"), "v");
 }
@@ -77,14 +119,14 @@ TEST(StoreServer, GarbageFromAClientDoesNotHurtOthers) {
   const auto [host, port] = split_host_port(server.address(), "test");
   Socket rogue = Socket::connect(host, port, 5);
   rogue.send_all(std::string("\xff\xff\xff\xff garbage", 12));
-  StoreClient legit(server.address(), "secret", 0, 5);
+  StoreClient legit(server.address(), "secret", 0, 1, 5);
   legit.set("k", "v");
   EXPECT_EQ(legit.get("k", "k"), "v");
 }
 
 TEST(StoreServer, GetTimesOutNamingWhatItWaitedFor) {
   StoreServer server("127.0.0.1", 0, "secret");
-  StoreClient client(server.address(), "secret", 0, 0.2);
+  StoreClient client(server.address(), "secret", 0, 1, 0.2);
   try {
     client.get("never", "rank 7 to join");
     FAIL();
@@ -96,7 +138,7 @@ TEST(StoreServer, GetTimesOutNamingWhatItWaitedFor) {
 
 TEST(StoreServer, AbortReachesConnectedAndLateClients) {
   StoreServer server("127.0.0.1", 0, "secret");
-  StoreClient early(server.address(), "secret", 0, 5);
+  StoreClient early(server.address(), "secret", 0, 2, 5);
   server.abort_all("rank 3 was killed");
   std::optional<std::string> reason;
   for (int i = 0; i < 200 && !reason; ++i) {
@@ -105,7 +147,7 @@ TEST(StoreServer, AbortReachesConnectedAndLateClients) {
   }
   ASSERT_TRUE(reason);
   EXPECT_EQ(*reason, "rank 3 was killed");
-  StoreClient late(server.address(), "secret", 1, 5);
+  StoreClient late(server.address(), "secret", 1, 2, 5);
   EXPECT_THROW(late.get("anything", "x"), Error);
 }
 

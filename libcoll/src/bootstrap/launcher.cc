@@ -94,6 +94,11 @@ void spawn(RankProcess& process, const LaunchSpec& spec, std::vector<std::string
   ::close(err[1]);
   process.out = out[0];
   process.err = err[0];
+  // The launcher never blocks on a rank's output: a process the rank left behind may hold the
+  // pipe open without writing.
+  for (int fd : {process.out, process.err}) {
+    if (fd >= 0) ::fcntl(fd, F_SETFL, O_NONBLOCK);
+  }
 }
 
 // Forwards complete lines with a rank prefix; keeps the last stderr line for the summary.
@@ -120,6 +125,45 @@ void forward(RankProcess& process, int& fd, std::string& partial, std::ostream& 
     partial.clear();
   }
   sink.flush();
+}
+
+// Forwards what the ranks' pipes have ready, waiting up to timeout_ms for something; false when
+// nothing was.
+bool forward_ready(std::vector<RankProcess>& ranks, int timeout_ms) {
+  std::vector<pollfd> fds;
+  std::vector<std::pair<RankProcess*, bool>> owners;  // (process, is stderr)
+  for (auto& process : ranks) {
+    if (process.out >= 0) {
+      fds.push_back({process.out, POLLIN, 0});
+      owners.emplace_back(&process, false);
+    }
+    if (process.err >= 0) {
+      fds.push_back({process.err, POLLIN, 0});
+      owners.emplace_back(&process, true);
+    }
+  }
+  if (::poll(fds.data(), fds.size(), timeout_ms) <= 0) return false;
+  for (std::size_t i = 0; i < fds.size(); ++i) {
+    if (!fds[i].revents) continue;
+    RankProcess& process = *owners[i].first;
+    if (owners[i].second) {
+      forward(process, process.err, process.err_partial, std::cerr, true, false);
+    } else {
+      forward(process, process.out, process.out_partial, std::cout, false, false);
+    }
+  }
+  return true;
+}
+
+// Prints the last unterminated lines and stops reading the rank's pipes.
+void close_output(RankProcess& process) {
+  int nothing_more = -1;
+  forward(process, nothing_more, process.out_partial, std::cout, false, true);
+  forward(process, nothing_more, process.err_partial, std::cerr, true, true);
+  for (int* fd : {&process.out, &process.err}) {
+    if (*fd >= 0) ::close(*fd);
+    *fd = -1;
+  }
 }
 
 std::string describe_exit(const RankProcess& process) {
@@ -184,7 +228,7 @@ int launch_local(const LaunchSpec& spec) {
   }
   if (size < 1) throw Error(Status::InvalidArgument, "the launcher needs at least one rank");
   const double grace_s = env_seconds("COLL_LAUNCH_GRACE").value_or(spec.grace_s);
-  StoreServer store("127.0.0.1", 0, make_job_token());
+  StoreServer store("127.0.0.1", 0, make_job_token(), size);
   struct sigaction action {};
   action.sa_handler = on_signal;
   for (int signal : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(signal, &action, nullptr);
@@ -201,30 +245,8 @@ int launch_local(const LaunchSpec& spec) {
   std::string failure_reason;
   double kill_at = 0;
   int running = size;
-  while (true) {
-    std::vector<pollfd> fds;
-    std::vector<std::pair<RankProcess*, bool>> owners;  // (process, is stderr)
-    for (auto& process : ranks) {
-      if (process.out >= 0) {
-        fds.push_back({process.out, POLLIN, 0});
-        owners.emplace_back(&process, false);
-      }
-      if (process.err >= 0) {
-        fds.push_back({process.err, POLLIN, 0});
-        owners.emplace_back(&process, true);
-      }
-    }
-    if (running == 0 && fds.empty()) break;
-    ::poll(fds.data(), fds.size(), 50);
-    for (std::size_t i = 0; i < fds.size(); ++i) {
-      if (!fds[i].revents) continue;
-      RankProcess& process = *owners[i].first;
-      if (owners[i].second) {
-        forward(process, process.err, process.err_partial, std::cerr, true, false);
-      } else {
-        forward(process, process.out, process.out_partial, std::cout, false, false);
-      }
-    }
+  while (running > 0) {
+    forward_ready(ranks, 50);
     for (auto& process : ranks) {
       if (!process.running || ::waitpid(process.pid, &process.status, WNOHANG) != process.pid) {
         continue;
@@ -254,6 +276,12 @@ int launch_local(const LaunchSpec& spec) {
       }
     }
   }
+  // Every rank is gone: forward what they wrote, without waiting for pipes that something they
+  // left behind still holds open (and may still write to: the draining stops after a second).
+  const double stop_draining = now_seconds() + 1;
+  while (now_seconds() < stop_draining && forward_ready(ranks, 0)) {
+  }
+  for (auto& process : ranks) close_output(process);
   if (first_failure != nullptr) {
     std::cerr << "launcher: job failed: " << failure_reason << std::endl;
     return WIFEXITED(first_failure->status) ? WEXITSTATUS(first_failure->status) : 1;

@@ -10,7 +10,10 @@ class StoreBootstrap final : public Bootstrap {
  public:
   StoreBootstrap(const std::string& address, const std::string& token, int rank, int size,
                  double timeout_s)
-      : client_(address, token, rank, timeout_s), rank_(rank), size_(size), address_(address) {}
+      : client_(address, token, rank, size, timeout_s),
+        rank_(rank),
+        size_(size),
+        address_(address) {}
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }

@@ -10,12 +10,13 @@
 
 namespace coll {
 
-StoreClient::StoreClient(const std::string& address, const std::string& token, int rank,
+StoreClient::StoreClient(const std::string& address, const std::string& token, int rank, int size,
                          double timeout_s)
     : timeout_s_(timeout_s) {
   const auto [host, port] = split_host_port(address, "COLL_STORE");
   socket_ = Socket::connect(host, port, timeout_s);
-  socket_.send_all(store::encode({store::Op::Hello, token, std::to_string(rank)}));
+  socket_.send_all(
+      store::encode({store::Op::Hello, token, std::to_string(rank) + "/" + std::to_string(size)}));
   receive("the store at " + address + " to accept rank " + std::to_string(rank));
 }
 

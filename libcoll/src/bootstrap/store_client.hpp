@@ -12,7 +12,9 @@ namespace coll {
 
 class StoreClient {
  public:
-  StoreClient(const std::string& address, const std::string& token, int rank, double timeout_s);
+  // Joins the job of `size` ranks as `rank`; the store refuses a rank out of range or taken.
+  StoreClient(const std::string& address, const std::string& token, int rank, int size,
+              double timeout_s);
 
   void set(const std::string& key, const std::string& value);
   // Blocks until the key exists; `waiting_for` completes the timeout message

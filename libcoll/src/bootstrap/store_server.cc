@@ -1,44 +1,66 @@
 #include "bootstrap/store_server.hpp"
 
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <deque>
+#include <iostream>
 #include <map>
 #include <mutex>
 #include <thread>
 #include <vector>
 
 #include "bootstrap/socket.hpp"
-#include "bootstrap/store_wire.hpp"
 #include "coll/error.hpp"
 #include "core/clock.hpp"
 
 namespace coll {
 namespace {
 
-constexpr double kHelloTimeoutS = 10.0;
+constexpr std::size_t kReadChunkBytes = 64u << 10;
+constexpr int kAcceptsPerRound = 64;  // a connection flood cannot starve the connected clients
 
-struct Client {
+struct Connection {
+  store::ConnectionId id = 0;
   Socket socket;
   store::Decoder decoder;
-  bool authenticated = false;
+  std::deque<std::string> outbox;  // frames not yet sent; the front one partly, maybe
+  std::size_t front_sent = 0;
+  std::size_t queued_bytes = 0;
   double connected_at = 0;
+  bool closing = false;
+  std::string close_reason;  // logged when the connection is closed; empty for a clean hang-up
+  std::string peer;          // who it was ("rank 3"), for the log line
+  // Reset rather than closed: a client over a memory limit does not read, so the end of a
+  // closed stream would wait behind its unread replies and never reach it.
+  bool reset = false;
+
+  std::size_t held_bytes() const { return decoder.held_bytes() + queued_bytes; }
 };
 
-bool tokens_equal(const std::string& a, const std::string& b) {
-  // Constant time in the token's length: no early exit that leaks a prefix match.
-  unsigned char diff = a.size() == b.size() ? 0 : 1;
-  for (std::size_t i = 0; i < a.size() && i < b.size(); ++i) diff |= a[i] ^ b[i];
-  return diff == 0;
+bool would_block(int error) {
+  return error == EAGAIN || error == EWOULDBLOCK || error == EINTR;
 }
 
 }  // namespace
 
 struct StoreServer::State {
+  State(std::string token_, int job_size, const StoreLimits& limits_)
+      : limits(limits_),
+        token(std::move(token_)),
+        service(token, job_size, limits.service, [this](store::ConnectionId to, std::string frame) {
+          queue(to, std::move(frame));
+        }) {}
+
+  StoreLimits limits;
   std::string host;
   int port = 0;
   std::string token;
@@ -50,77 +72,144 @@ struct StoreServer::State {
   std::string abort_reason;
   bool stopping = false;
 
-  std::vector<std::unique_ptr<Client>> clients;
-  std::map<std::string, std::string> values;
-  std::multimap<std::string, Client*> waiters;  // GETs waiting for their key
-  std::string sent_abort;                       // the reason already pushed to clients
+  store::Service service;
+  std::map<store::ConnectionId, Connection> connections;
+  store::ConnectionId next_id = 1;
+  std::string sent_abort;  // the reason already pushed to clients
 
   void serve();
-  void accept_client();
-  bool handle(Client& client, store::Message&& message);  // false: drop the client
+  void serve_round(int timeout_ms);
+  void accept_clients();
+  void receive(store::ConnectionId id, Connection& connection);
+  void queue(store::ConnectionId to, std::string frame);
+  void flush(Connection& connection);
+  void close(Connection& connection, std::string reason);
+  void drop_for_memory(Connection& connection, std::string reason);
+  void enforce_memory_limits();
+  void reap(Connection& connection);
   void push_abort_if_new();
 };
 
-void StoreServer::State::accept_client() {
-  const int fd = ::accept4(listener.fd(), nullptr, nullptr, SOCK_CLOEXEC);
-  if (fd < 0) return;
-  auto client = std::make_unique<Client>();
-  client->socket = Socket(fd);
-  client->connected_at = now_seconds();
-  clients.push_back(std::move(client));
+void StoreServer::State::accept_clients() {
+  for (int i = 0; i < kAcceptsPerRound; ++i) {
+    const int fd = ::accept4(listener.fd(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0) return;
+    const int on = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+    const store::ConnectionId id = next_id++;
+    Connection& connection = connections[id];
+    connection.id = id;
+    connection.socket = Socket(fd);
+    connection.decoder.limit(limits.hello_frame_bytes);
+    connection.connected_at = now_seconds();
+  }
 }
 
-bool StoreServer::State::handle(Client& client, store::Message&& message) {
-  using store::Op;
-  auto reply = [&](Op op, const std::string& value) {
-    client.socket.send_all(store::encode({op, "", value}));
-  };
-  if (!client.authenticated) {
-    if (message.op != Op::Hello || !tokens_equal(message.key, token)) {
-      reply(Op::Error, "store refused the connection: wrong job token (COLL_TOKEN)");
-      return false;
-    }
-    client.authenticated = true;
-    reply(Op::Reply, "welcome");
-    if (!sent_abort.empty()) reply(Op::Abort, sent_abort);
-    return true;
+void StoreServer::State::close(Connection& connection, std::string reason) {
+  if (connection.closing) return;
+  connection.closing = true;
+  connection.close_reason = std::move(reason);
+  // Its rank is free at once: a process that reconnects (a new communicator) may say hello in
+  // this same round.
+  connection.peer = service.describe(connection.id);
+  service.disconnect(connection.id);
+}
+
+void StoreServer::State::drop_for_memory(Connection& connection, std::string reason) {
+  close(connection, std::move(reason));
+  connection.reset = true;
+}
+
+void StoreServer::State::queue(store::ConnectionId to, std::string frame) {
+  const auto found = connections.find(to);
+  if (found == connections.end() || found->second.closing) return;
+  Connection& connection = found->second;
+  connection.queued_bytes += frame.size();
+  connection.outbox.push_back(std::move(frame));
+  if (connection.held_bytes() > limits.connection_bytes) {
+    drop_for_memory(connection,
+                    "holds " + std::to_string(connection.held_bytes()) +
+                        " bytes of unsent replies and unread requests, over the limit of " +
+                        std::to_string(limits.connection_bytes) +
+                        " per connection (a client that does not read its replies?)");
   }
-  switch (message.op) {
-    case Op::Set: {
-      auto [begin, end] = waiters.equal_range(message.key);
-      for (auto it = begin; it != end; ++it) {
-        it->second->socket.send_all(store::encode({Op::Reply, "", message.value}));
-      }
-      waiters.erase(begin, end);
-      values[message.key] = std::move(message.value);
-      return true;
+}
+
+void StoreServer::State::receive(store::ConnectionId id, Connection& connection) {
+  // Before the hello, read no more than one hello frame can be: an unauthenticated client
+  // never makes the store hold more.
+  std::size_t room = kReadChunkBytes;
+  if (!service.authenticated(id)) {
+    room = store::kFrameHeaderBytes + limits.hello_frame_bytes - connection.decoder.pending_bytes();
+  }
+  char buffer[kReadChunkBytes];
+  const ssize_t n = ::recv(connection.socket.fd(), buffer, room, 0);
+  if (n == 0) return close(connection, "");
+  if (n < 0) {
+    if (!would_block(errno)) close(connection, "");
+    return;
+  }
+  connection.decoder.feed(buffer, static_cast<std::size_t>(n));
+  while (!connection.closing) {
+    connection.decoder.limit(service.authenticated(id) ? limits.frame_bytes
+                                                       : limits.hello_frame_bytes);
+    auto message = connection.decoder.next();
+    if (!message) break;
+    if (auto why = service.handle(id, std::move(*message))) close(connection, *why);
+  }
+  if (!connection.closing && connection.held_bytes() > limits.connection_bytes) {
+    drop_for_memory(connection, "holds " + std::to_string(connection.held_bytes()) +
+                                    " bytes, over the limit of " +
+                                    std::to_string(limits.connection_bytes) + " per connection");
+  }
+}
+
+void StoreServer::State::flush(Connection& connection) {
+  while (!connection.outbox.empty()) {
+    const std::string& frame = connection.outbox.front();
+    const ssize_t n = ::send(connection.socket.fd(), frame.data() + connection.front_sent,
+                             frame.size() - connection.front_sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0) {
+      if (!would_block(errno)) close(connection, "");
+      return;
     }
-    case Op::Get: {
-      const auto found = values.find(message.key);
-      if (found != values.end()) {
-        reply(Op::Reply, found->second);
-      } else {
-        waiters.emplace(message.key, &client);
+    connection.front_sent += static_cast<std::size_t>(n);
+    if (connection.front_sent < frame.size()) return;
+    connection.queued_bytes -= frame.size();
+    connection.front_sent = 0;
+    connection.outbox.pop_front();
+  }
+}
+
+void StoreServer::State::enforce_memory_limits() {
+  std::size_t total = 0;
+  for (const auto& [id, connection] : connections) total += connection.held_bytes();
+  while (total > limits.all_connections_bytes) {
+    Connection* largest = nullptr;
+    for (auto& [id, connection] : connections) {
+      if (!connection.closing && (!largest || connection.held_bytes() > largest->held_bytes())) {
+        largest = &connection;
       }
-      return true;
     }
-    case Op::Add: {
-      long long delta = 0;
-      try {
-        delta = std::stoll(message.value);
-      } catch (const std::exception&) {
-        reply(Op::Error, "malformed ADD delta");
-        return false;
-      }
-      auto& stored = values[message.key];
-      const long long total = (stored.empty() ? 0 : std::stoll(stored)) + delta;
-      stored = std::to_string(total);
-      reply(Op::Reply, stored);
-      return true;
-    }
-    default:
-      reply(Op::Error, "unexpected store request");
-      return false;
+    if (largest == nullptr) return;
+    drop_for_memory(*largest, "holds " + std::to_string(largest->held_bytes()) +
+                                  " bytes, the most while all connections held " +
+                                  std::to_string(total) + ", over the store's limit of " +
+                                  std::to_string(limits.all_connections_bytes));
+    total -= largest->held_bytes();
+  }
+}
+
+void StoreServer::State::reap(Connection& connection) {
+  if (connection.reset) {
+    const linger reset_now{1, 0};
+    ::setsockopt(connection.socket.fd(), SOL_SOCKET, SO_LINGER, &reset_now, sizeof reset_now);
+  } else if (!connection.close_reason.empty()) {
+    flush(connection);  // best effort: the refusal tells a well-meaning client what went wrong
+  }
+  if (!connection.close_reason.empty()) {
+    std::cerr << "coll store: closed the connection of " + connection.peer + ": " +
+                     connection.close_reason + "\n";
   }
 }
 
@@ -132,76 +221,78 @@ void StoreServer::State::push_abort_if_new() {
   }
   if (reason.empty() || reason == sent_abort) return;
   sent_abort = reason;
-  for (auto& client : clients) {
-    if (!client->authenticated) continue;
-    try {
-      client->socket.send_all(store::encode({store::Op::Abort, "", reason}));
-    } catch (const Error&) {
-      // The client is gone; the poll loop drops it.
+  service.abort(reason);
+}
+
+void StoreServer::State::serve_round(int timeout_ms) {
+  push_abort_if_new();
+  std::vector<pollfd> fds;
+  std::vector<std::pair<store::ConnectionId, Connection*>> polled;
+  fds.push_back({listener.fd(), POLLIN, 0});
+  fds.push_back({wake_pipe[0], POLLIN, 0});
+  for (auto& [id, connection] : connections) {
+    const short events = POLLIN | (connection.outbox.empty() ? 0 : POLLOUT);
+    fds.push_back({connection.socket.fd(), events, 0});
+    polled.emplace_back(id, &connection);
+  }
+  if (::poll(fds.data(), fds.size(), timeout_ms) < 0) return;
+  if (fds[1].revents) {
+    char drain[64];
+    while (::read(wake_pipe[0], drain, sizeof drain) > 0) {
     }
   }
+  const double now = now_seconds();
+  for (std::size_t i = 0; i < polled.size(); ++i) {
+    auto [id, connection] = polled[i];
+    if (connection->closing) continue;
+    try {
+      if (fds[i + 2].revents & (POLLIN | POLLHUP | POLLERR)) receive(id, *connection);
+    } catch (const std::exception& error) {
+      close(*connection, error.what());  // a malformed frame, or no memory for a request
+    }
+    if (!service.authenticated(id) && now - connection->connected_at > limits.hello_timeout_s) {
+      close(*connection, "no hello within " + std::to_string(int(limits.hello_timeout_s)) + " s");
+    }
+  }
+  push_abort_if_new();
+  for (auto& [id, connection] : connections) {
+    if (!connection.closing) flush(connection);
+  }
+  enforce_memory_limits();
+  for (auto it = connections.begin(); it != connections.end();) {
+    if (it->second.closing) {
+      reap(it->second);
+      it = connections.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  if (fds[0].revents & POLLIN) accept_clients();
 }
 
 void StoreServer::State::serve() {
-  std::vector<pollfd> fds;
   while (true) {
     {
       std::lock_guard lock(mutex);
       if (stopping) return;
     }
-    push_abort_if_new();
-    fds.clear();
-    fds.push_back({listener.fd(), POLLIN, 0});
-    fds.push_back({wake_pipe[0], POLLIN, 0});
-    for (auto& client : clients) fds.push_back({client->socket.fd(), POLLIN, 0});
-    if (::poll(fds.data(), fds.size(), 1000) < 0) continue;
-    if (fds[1].revents) {
-      char drain[64];
-      while (::read(wake_pipe[0], drain, sizeof drain) > 0) {
-      }
+    try {
+      serve_round(1000);
+    } catch (const std::exception& error) {
+      // Nothing a client sends gets here; this is the store running out of memory. It keeps
+      // serving: the memory limits drop the clients that hold most.
+      std::cerr << std::string("coll store: ") + error.what() + "\n";
     }
-    std::vector<Client*> dropped;
-    for (std::size_t i = 0; i < clients.size(); ++i) {
-      Client& client = *clients[i];
-      const short revents = fds[i + 2].revents;
-      bool keep = true;
-      if (revents & (POLLIN | POLLHUP | POLLERR)) {
-        char buffer[65536];
-        const ssize_t n = ::recv(client.socket.fd(), buffer, sizeof buffer, 0);
-        if (n <= 0) {
-          keep = false;
-        } else {
-          try {
-            client.decoder.feed(buffer, static_cast<std::size_t>(n));
-            while (keep) {
-              auto message = client.decoder.next();
-              if (!message) break;
-              keep = handle(client, std::move(*message));
-            }
-          } catch (const Error&) {
-            keep = false;  // malformed frame or a client that vanished mid-reply
-          }
-        }
-      }
-      if (keep && !client.authenticated && now_seconds() - client.connected_at > kHelloTimeoutS) {
-        keep = false;
-      }
-      if (!keep) dropped.push_back(&client);
-    }
-    for (Client* gone : dropped) {
-      std::erase_if(waiters, [gone](const auto& entry) { return entry.second == gone; });
-      std::erase_if(clients, [gone](const auto& owned) { return owned.get() == gone; });
-    }
-    if (fds[0].revents & POLLIN) accept_client();
   }
 }
 
-StoreServer::StoreServer(const std::string& host, int port, std::string token)
-    : state_(std::make_unique<State>()) {
+StoreServer::StoreServer(const std::string& host, int port, std::string token, int job_size,
+                         const StoreLimits& limits)
+    : state_(std::make_unique<State>(std::move(token), job_size, limits)) {
   state_->host = host;
   state_->port = port;
-  state_->token = std::move(token);
   state_->listener = Socket::listen(host, &state_->port);
+  if (::fcntl(state_->listener.fd(), F_SETFL, O_NONBLOCK) != 0) throw_system_error("fcntl");
   if (::pipe2(state_->wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0) throw_system_error("pipe");
   state_->thread = std::thread([state = state_.get()] { state->serve(); });
 }

@@ -5,6 +5,9 @@
 namespace coll::store {
 namespace {
 
+// A decoder that held a large frame gives its memory back once the frame is decoded.
+constexpr std::size_t kKeptCapacityBytes = 64u << 10;
+
 void put_u32(std::string& out, std::uint32_t value) {
   for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<char>(value >> shift));
 }
@@ -34,7 +37,7 @@ bool known_op(char op) {
 std::string encode(const Message& message) {
   std::string out;
   const std::size_t body = 1 + 4 + message.key.size() + message.value.size();
-  out.reserve(4 + body);
+  out.reserve(kFrameHeaderBytes + body);
   put_u32(out, static_cast<std::uint32_t>(body));
   out.push_back(static_cast<char>(message.op));
   put_u32(out, static_cast<std::uint32_t>(message.key.size()));
@@ -43,22 +46,37 @@ std::string encode(const Message& message) {
   return out;
 }
 
+void Decoder::feed(const char* data, std::size_t bytes) {
+  buffer_.erase(0, consumed_);
+  consumed_ = 0;
+  buffer_.append(data, bytes);
+}
+
 std::optional<Message> Decoder::next() {
-  if (buffer_.size() < 4) return std::nullopt;
-  const std::uint32_t body = get_u32(buffer_, 0);
-  if (body < 5 || body > kMaxFrameBytes) {
-    throw Error(Status::InvalidUsage,
-                "malformed store frame: body of " + std::to_string(body) + " bytes");
+  if (pending_bytes() < kFrameHeaderBytes) return std::nullopt;
+  const std::uint32_t body = get_u32(buffer_, consumed_);
+  if (body < 5 || body > max_body_) {
+    throw Error(Status::InvalidUsage, "malformed store frame: body of " + std::to_string(body) +
+                                          " bytes (limit " + std::to_string(max_body_) + ")");
   }
-  if (buffer_.size() < 4 + std::size_t{body}) return std::nullopt;
-  const char op = buffer_[4];
-  const std::uint32_t key_bytes = get_u32(buffer_, 5);
+  if (pending_bytes() < kFrameHeaderBytes + std::size_t{body}) return std::nullopt;
+  const std::size_t start = consumed_ + kFrameHeaderBytes;
+  const char op = buffer_[start];
+  const std::uint32_t key_bytes = get_u32(buffer_, start + 1);
   if (!known_op(op) || key_bytes > body - 5) {
     throw Error(Status::InvalidUsage, "malformed store frame: bad op or key length");
   }
-  Message message{static_cast<Op>(op), buffer_.substr(9, key_bytes),
-                  buffer_.substr(9 + key_bytes, body - 5 - key_bytes)};
-  buffer_.erase(0, 4 + std::size_t{body});
+  Message message{static_cast<Op>(op), buffer_.substr(start + 5, key_bytes),
+                  buffer_.substr(start + 5 + key_bytes, body - 5 - key_bytes)};
+  consumed_ += kFrameHeaderBytes + std::size_t{body};
+  if (consumed_ == buffer_.size()) {
+    consumed_ = 0;
+    if (buffer_.capacity() > kKeptCapacityBytes) {
+      std::string().swap(buffer_);
+    } else {
+      buffer_.clear();
+    }
+  }
   return message;
 }
 

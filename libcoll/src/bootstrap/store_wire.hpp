@@ -10,12 +10,12 @@
 namespace coll::store {
 
 enum class Op : char {
-  Hello = 'H',  // key = job token, value = rank; must be the first frame
+  Hello = 'H',  // key = job token, value = "RANK/SIZE"; must be the first frame
   Set = 'S',
   Get = 'G',  // answered once the key exists
   Add = 'A',  // value = decimal delta; answered with the new value
   Reply = 'R',
-  Error = 'E',  // server refuses (bad token, malformed frame); the connection closes
+  Error = 'E',  // the request was refused; after a refused hello or a bad frame the server hangs up
   Abort = 'X',  // pushed by the server: the job is failing, value says why
 };
 
@@ -25,19 +25,32 @@ struct Message {
   std::string value;
 };
 
-inline constexpr std::size_t kMaxFrameBytes = 64u << 20;
+// The largest frame body a store accepts from an authenticated client (values are addresses and
+// rank descriptions: kilobytes).
+inline constexpr std::size_t kMaxFrameBytes = 16u << 20;
+inline constexpr std::size_t kFrameHeaderBytes = 4;
 
 std::string encode(const Message& message);
 
 // Accumulates received bytes and yields complete messages. Throws coll::Error on a frame that
-// is too large, too short or has an unknown op, so a bad client is dropped, not trusted.
+// is larger than the limit, too short or has an unknown op, so a bad client is dropped, not
+// trusted; the length is checked before the body is waited for, so a frame over the limit is
+// never buffered.
 class Decoder {
  public:
-  void feed(const char* data, std::size_t bytes) { buffer_.append(data, bytes); }
+  explicit Decoder(std::size_t max_body = kMaxFrameBytes) : max_body_(max_body) {}
+  void limit(std::size_t max_body) { max_body_ = max_body; }
+  void feed(const char* data, std::size_t bytes);
   std::optional<Message> next();
+  // Bytes of memory the decoder holds (received bytes not yet decoded, and spare capacity).
+  std::size_t held_bytes() const { return buffer_.capacity(); }
+  // Received bytes not yet decoded.
+  std::size_t pending_bytes() const { return buffer_.size() - consumed_; }
 
  private:
   std::string buffer_;
+  std::size_t consumed_ = 0;  // bytes at the front of buffer_ already decoded
+  std::size_t max_body_;
 };
 
 }  // namespace coll::store

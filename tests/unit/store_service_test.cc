@@ -1,0 +1,144 @@
+// The store's request semantics without sockets: every hello and request is validated, and a
+// bad one is answered with an error instead of throwing.
+#include <gtest/gtest.h>
+
+#include <climits>
+#include <vector>
+
+#include "bootstrap/store_service.hpp"
+
+namespace coll::store {
+namespace {
+
+class ServiceTest : public ::testing::Test {
+ protected:
+  // Sends one request and returns what the connection was answered (the frames decoded).
+  std::vector<Message> request(ConnectionId from, Op op, const std::string& key,
+                               const std::string& value) {
+    sent_.clear();
+    dropped_ = service_.handle(from, {op, key, value});
+    Decoder decoder;
+    std::vector<Message> replies;
+    for (const auto& [to, frame] : sent_) {
+      EXPECT_EQ(to, from);
+      decoder.feed(frame.data(), frame.size());
+      while (auto message = decoder.next()) replies.push_back(*message);
+    }
+    return replies;
+  }
+  bool hello(ConnectionId from, const std::string& rank) {
+    const auto replies = request(from, Op::Hello, "token", rank);
+    return !dropped_ && replies.size() == 1 && replies[0].op == Op::Reply;
+  }
+  // The single reply's op and text.
+  std::pair<Op, std::string> answer(ConnectionId from, Op op, const std::string& key,
+                                    const std::string& value) {
+    const auto replies = request(from, op, key, value);
+    EXPECT_EQ(replies.size(), 1u);
+    return replies.empty() ? std::pair{Op::Hello, std::string()}
+                           : std::pair{replies[0].op, replies[0].value};
+  }
+
+  std::vector<std::pair<ConnectionId, std::string>> sent_;
+  std::optional<std::string> dropped_;
+  ServiceLimits limits_{.key_bytes = 64, .stored_bytes = 1000, .waits_per_connection = 2};
+  Service service_{"token", 4, limits_,
+                   [this](ConnectionId to, std::string frame) { sent_.emplace_back(to, frame); }};
+};
+
+TEST_F(ServiceTest, HelloNeedsTheTokenAndAFreeRankInRange) {
+  for (const char* bad : {"", "1", "x/4", "1/x", "-1/4", "4/4", "1/5", "1/0", " 1/4", "1/4 ",
+                          "+1/4", "99999999999999999999/4", "1/4/4"}) {
+    EXPECT_FALSE(hello(1, bad)) << bad;
+    EXPECT_TRUE(dropped_) << bad;
+    service_.disconnect(1);
+  }
+  EXPECT_EQ(request(1, Op::Hello, "tokem", "1/4")[0].value,
+            "store refused the connection: wrong job token (COLL_TOKEN)");
+  service_.disconnect(1);
+  EXPECT_TRUE(request(1, Op::Set, "k", "v")[0].op == Op::Error) << "a request before the hello";
+  service_.disconnect(1);
+
+  ASSERT_TRUE(hello(1, "1/4"));
+  EXPECT_FALSE(hello(2, "1/4"));
+  EXPECT_NE(request(3, Op::Hello, "token", "1/4")[0].value.find("rank 1 is already connected"),
+            std::string::npos);
+  service_.disconnect(1);  // the rank is free again once its connection is gone
+  EXPECT_TRUE(hello(4, "1/4"));
+}
+
+TEST(Service, FirstHelloFixesAnUnknownJobSize) {
+  Service service("token", 0, {}, [](ConnectionId, std::string) {});
+  EXPECT_FALSE(service.handle(1, {Op::Hello, "token", "2/3"}));
+  EXPECT_TRUE(service.handle(2, {Op::Hello, "token", "1/4"}));
+  EXPECT_FALSE(service.handle(3, {Op::Hello, "token", "0/3"}));
+  EXPECT_EQ(service.describe(3), "rank 0");
+  EXPECT_EQ(service.describe(2), "an unauthenticated client");
+}
+
+TEST_F(ServiceTest, AddRefusesNonNumbersAndOverflowLeavingTheValue) {
+  ASSERT_TRUE(hello(1, "0/4"));
+  request(1, Op::Set, "text", "abc");
+  EXPECT_EQ(answer(1, Op::Add, "text", "1").first, Op::Error);
+  EXPECT_EQ(answer(1, Op::Get, "text", ""), std::pair(Op::Reply, std::string("abc")));
+  for (const char* delta : {"", "1x", " 1", "+1", "0x10", "1e3", "99999999999999999999"}) {
+    EXPECT_EQ(answer(1, Op::Add, "n", delta).first, Op::Error) << delta;
+  }
+  const std::string max = std::to_string(LLONG_MAX);
+  EXPECT_EQ(answer(1, Op::Add, "n", max), std::pair(Op::Reply, max));
+  const auto overflow = answer(1, Op::Add, "n", "1");
+  EXPECT_EQ(overflow.first, Op::Error);
+  EXPECT_NE(overflow.second.find("overflows"), std::string::npos) << overflow.second;
+  EXPECT_EQ(answer(1, Op::Add, "n", "0"), std::pair(Op::Reply, max));
+  EXPECT_EQ(answer(1, Op::Add, "m", std::to_string(LLONG_MIN)).first, Op::Reply);
+  EXPECT_EQ(answer(1, Op::Add, "m", "-1").first, Op::Error);
+  EXPECT_FALSE(dropped_) << "a refused ADD keeps the connection";
+}
+
+TEST_F(ServiceTest, AddWakesAGetWaitingForTheCounter) {
+  ASSERT_TRUE(hello(1, "0/4"));
+  ASSERT_TRUE(hello(2, "1/4"));
+  EXPECT_TRUE(request(1, Op::Get, "counter", "").empty());
+  sent_.clear();
+  service_.handle(2, {Op::Add, "counter", "5"});
+  ASSERT_EQ(sent_.size(), 2u);
+  EXPECT_EQ(sent_[0].first, 1u);  // the waiting GET, then the ADD's own answer
+}
+
+TEST_F(ServiceTest, LimitsDropTheClientThatExceedsThem) {
+  ASSERT_TRUE(hello(1, "0/4"));
+  EXPECT_EQ(answer(1, Op::Get, std::string(65, 'k'), "").first, Op::Error);
+  EXPECT_TRUE(dropped_);
+  EXPECT_FALSE(service_.handle(1, {Op::Set, "a", std::string(900, 'v')}));
+  EXPECT_EQ(answer(1, Op::Set, "b", std::string(200, 'v')).first, Op::Error);  // store is full
+  EXPECT_TRUE(dropped_);
+  EXPECT_FALSE(service_.handle(1, {Op::Set, "a", std::string(990, 'v')})) << "replacing fits";
+  request(1, Op::Get, "never1", "");
+  request(1, Op::Get, "never2", "");
+  EXPECT_FALSE(dropped_);
+  EXPECT_EQ(answer(1, Op::Get, "never3", "").first, Op::Error);  // a third waiting GET
+  EXPECT_TRUE(dropped_);
+}
+
+TEST_F(ServiceTest, ClientsMayNotSendServerMessages) {
+  ASSERT_TRUE(hello(1, "0/4"));
+  for (Op op : {Op::Hello, Op::Reply, Op::Error, Op::Abort}) {
+    EXPECT_EQ(answer(1, op, "", "").first, Op::Error);
+    EXPECT_TRUE(dropped_);
+  }
+}
+
+TEST_F(ServiceTest, AbortReachesAuthenticatedAndLaterClientsOnly) {
+  ASSERT_TRUE(hello(1, "0/4"));
+  sent_.clear();
+  service_.abort("rank 2 died");
+  ASSERT_EQ(sent_.size(), 1u);
+  EXPECT_EQ(sent_[0].first, 1u);
+  const auto replies = request(2, Op::Hello, "token", "1/4");
+  ASSERT_EQ(replies.size(), 2u);
+  EXPECT_EQ(replies[1].op, Op::Abort);
+  EXPECT_EQ(replies[1].value, "rank 2 died");
+}
+
+}  // namespace
+}  // namespace coll::store
