@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "core/config.hpp"
+#include "comm_config.hpp"
 #include "model/predict.hpp"
 #include "model/selector.hpp"
 

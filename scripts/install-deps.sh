@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config clang-format
   libucx-dev ucx-utils libopenmpi-dev openmpi-bin libhwloc-dev hwloc
-  libibverbs-dev rdma-core ibverbs-providers librdmacm-dev
+  rdma-core ibverbs-providers
   libboost-program-options-dev libgtest-dev procps
 )
 
