@@ -177,10 +177,15 @@ void native_nccl_allreduce(const CollectiveContext& context, const AllreduceArgs
   check_cuda(l.cudaStreamSynchronize(state.stream), "cudaStreamSynchronize");
 }
 
-const AlgorithmRegistration kNativeNccl({"native_nccl", native_nccl_allreduce,
-                                         "NCCL's ncclAllReduce (needs libnccl.so.2 and a GPU; "
-                                         "host buffers are staged through device memory)",
-                                         60, true, gpu_present, /*device_memory=*/true});
+const AlgorithmRegistration kNativeNccl({
+    .name = "native_nccl",
+    .run = native_nccl_allreduce,
+    .summary = "NCCL's ncclAllReduce (needs libnccl.so.2 and a GPU; host buffers are staged "
+               "through device memory)",
+    .order = 60,
+    .available = gpu_present,
+    .device_memory = true,
+});
 
 }  // namespace
 }  // namespace coll

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <random>
 #include <string>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -55,15 +56,12 @@ class InprocTransport final : public Transport, private Waiter::Hooks {
         waiter_(*this, *this, bootstrap, options),
         description_("inproc: " + std::to_string(world_->size()) + " ranks as threads") {}
 
-  // After a failure, receives may still be posted: withdraw them so no sender writes into
-  // freed memory.
+  // After a failure, receives may be abandoned: withdraw the posted ones so that no sender
+  // writes into freed memory, and release them all.
   ~InprocTransport() override {
-    InprocWorld::Mailbox& mine = mailboxes_[rank_];
-    std::lock_guard lock(mine.mutex);
-    for (auto& [key, queue] : mine.posted) {
-      for (PostedReceive* receive : queue) delete receive;
-    }
-    mine.posted.clear();
+    std::lock_guard lock(mailboxes_[rank_].mutex);
+    mailboxes_[rank_].posted.clear();
+    for (PostedReceive* receive : outstanding_) delete receive;
   }
 
   Request send(int peer, Tag tag, const void* data, std::size_t bytes) override {
@@ -97,6 +95,7 @@ class InprocTransport final : public Transport, private Waiter::Hooks {
     if (arrived == mine.unexpected.end()) {
       auto* receive = new PostedReceive{data, bytes};
       mine.posted[key].push_back(receive);
+      outstanding_.insert(receive);
       return Request{receive, peer, false, bytes, false};
     }
     const std::vector<std::byte> message = std::move(arrived->second.front());
@@ -117,6 +116,7 @@ class InprocTransport final : public Transport, private Waiter::Hooks {
       if (!receive->done) return false;
     }
     const std::size_t received = receive->received;
+    outstanding_.erase(receive);
     delete receive;
     request.handle = nullptr;
     request.done = true;
@@ -149,6 +149,7 @@ class InprocTransport final : public Transport, private Waiter::Hooks {
   int rank_;
   Waiter waiter_;
   std::uint64_t deliveries_seen_ = 0;
+  std::unordered_set<PostedReceive*> outstanding_;  // posted and not yet completed by test()
   std::string description_;
 };
 
