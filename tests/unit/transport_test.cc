@@ -85,14 +85,17 @@ TEST(Waiter, TimeoutNamesThePeerWaitedFor) {
 }
 
 TEST(Waiter, ProgressRestartsTheTimeout) {
-  // The peer sends one message every 100 ms; a 0.2 s timeout must not fire while they arrive.
+  // The peer sends a message every 300 ms, 1.5 s in all: a 1 s timeout must not fire while they
+  // keep arriving (it would if the clock did not restart on each completion).
+  coll::TransportOptions options;
+  options.timeout_s = 1;
   const auto world = coll::InprocWorld::create(2);
-  const auto receiver = world->make_transport(0, short_timeout());
-  const auto sender = world->make_transport(1, short_timeout());
+  const auto receiver = world->make_transport(0, options);
+  const auto sender = world->make_transport(1, options);
   constexpr int kMessages = 5;
   std::thread peer([&] {
     for (int i = 0; i < kMessages; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
       auto request = sender->send(0, static_cast<coll::Tag>(i), &i, sizeof i);
       sender->wait(request);
     }
