@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "coll/error.hpp"
-#include "core/config.hpp"
+#include "comm_config.hpp"
 #include "iteration_model.hpp"
 #include "model/preset.hpp"
 #include "model/resolve_params.hpp"

@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config clang-format clang libclang-rt-14-dev
   libucx-dev ucx-utils libopenmpi-dev openmpi-bin libhwloc-dev hwloc
-  libibverbs-dev rdma-core ibverbs-providers librdmacm-dev
+  rdma-core ibverbs-providers
   libboost-program-options-dev libgtest-dev procps nlohmann-json3-dev
   python3-matplotlib
 )

@@ -7,15 +7,17 @@
 
 #include "algorithms/registry.hpp"
 #include "algorithms/selector.hpp"
+#include "argument_check.hpp"
 #include "bootstrap/bootstrap.hpp"
-#include "core/argument_check.hpp"
+#include "comm_config.hpp"
 #include "core/buffer_pool.hpp"
-#include "core/config.hpp"
+#include "core/log.hpp"
+#include "core/memory_type.hpp"
 #include "core/progress_engine.hpp"
 #include "model/resolve_params.hpp"
 #include "schedule/fusion_buffer.hpp"
 #include "topology/rank_map.hpp"
-#include "transport/ucx_transport.hpp"
+#include "transport/transport_registry.hpp"
 
 namespace coll {
 
@@ -39,11 +41,23 @@ struct Comm::Impl {
     build_rank_map();
     for (int r = 0; r < bootstrap->size(); ++r) world.ranks.push_back(r);
     world.me = bootstrap->rank();
+    TransportOptions options;
+    options.timeout_s = config.timeout_s;
     // Cores are shared by every rank of this host, emulated nodes included.
     const int host = rank_map.host_of_rank[static_cast<std::size_t>(world.me)];
-    config.ucx.ranks_on_this_host = static_cast<int>(
+    options.ranks_on_this_host = static_cast<int>(
         std::count(rank_map.host_of_rank.begin(), rank_map.host_of_rank.end(), host));
-    transport = make_ucx_transport(*bootstrap, rank_map.node_of_rank, config.ucx);
+    log_line(LogLevel::Info, world.me, "transport '" + config.transport + "'");
+    transport = make_transport(config.transport, *bootstrap, rank_map.node_of_rank, options);
+    if (log_enabled(LogLevel::Info)) {
+      log_line(LogLevel::Info, world.me,
+               "communicator: " + std::to_string(world.size()) + " ranks on " +
+                   std::to_string(rank_map.num_nodes()) + " node(s), node " +
+                   std::to_string(rank_map.node_of_rank[static_cast<std::size_t>(world.me)]) +
+                   ", bootstrap " + bootstrap->describe() + ", " + transport->describe() +
+                   ", algorithm " + config.algorithm + ", timeout " +
+                   std::to_string(config.timeout_s) + " s");
+    }
   }
 
   // Every rank publishes its host and COLL_NODE; nodes are (host, COLL_NODE) pairs, so one
@@ -152,6 +166,25 @@ void validate(const std::string& where, const void* send, const void* recv, std:
   }
 }
 
+AllreduceArgs describe_buffers(const void* send, void* recv, std::size_t count, DataType type,
+                               ReduceOp op) {
+  return {send,
+          recv,
+          count,
+          type,
+          op,
+          memory_type_of(send),
+          recv == send ? memory_type_of(send) : memory_type_of(recv)};
+}
+
+// Point-to-point messages and fused tensors are copied by the CPU: host memory only.
+void require_host(const std::string& where, const void* data, const char* what) {
+  if (memory_type_of(data) == MemoryType::Device) {
+    throw Error(Status::InvalidArgument,
+                where + "device memory is not supported by " + what + " yet: pass host buffers");
+  }
+}
+
 }  // namespace
 
 std::string Comm::Impl::resolve_algorithm(std::string_view algorithm, std::size_t bytes) {
@@ -201,6 +234,18 @@ void Comm::Impl::run_allreduce(const AllreduceArgs& args, const std::string& alg
                           : "unknown all-reduce algorithm '" + name + "' (") +
                     "available: " + known + ")");
   }
+  try {
+    check_memory_supported(*info, args);
+  } catch (const Error& error) {
+    throw Error(error.status(), where() + error.what());  // refused before any peer is involved
+  }
+  if (log_enabled(LogLevel::Trace)) {
+    log_line(LogLevel::Trace, world.me,
+             "allreduce #" + std::to_string(sequence + 1) + ": " + std::to_string(args.count) +
+                 " x " + std::string(dtype_name(args.type)) + " " + std::string(op_name(args.op)) +
+                 " with " + std::string(info->name) +
+                 (algorithm.empty() && config.algorithm == "auto" ? " (auto)" : ""));
+  }
   const std::uint64_t this_sequence = ++sequence;
   const CallDescriptor call = CallDescriptor::make(this_sequence, args, info->name, tag);
   try {
@@ -231,7 +276,7 @@ void Comm::allreduce(const void* send, void* recv, std::size_t count, DataType t
                      std::string_view algorithm) {
   Impl& impl = *impl_;
   validate(impl.where(), send, recv, count, type, op);
-  const AllreduceArgs args{send, recv, count, type, op};
+  const AllreduceArgs args = describe_buffers(send, recv, count, type, op);
   impl.serialized(
       [&impl, args, name = std::string(algorithm)] { impl.run_allreduce(args, name, 0); });
 }
@@ -241,7 +286,7 @@ Request Comm::allreduce_async(const void* send, void* recv, std::size_t count, D
   Impl& impl = *impl_;
   validate(impl.where(), send, recv, count, type, op);
   if (!impl.engine) impl.engine = std::make_unique<ProgressEngine>();
-  const AllreduceArgs args{send, recv, count, type, op};
+  const AllreduceArgs args = describe_buffers(send, recv, count, type, op);
   return Request(impl.engine->submit(
       [&impl, args, name = std::string(algorithm), tag] { impl.run_allreduce(args, name, tag); }));
 }
@@ -250,6 +295,7 @@ Request Comm::allreduce_fused_async(std::span<const Tensor> tensors, ReduceOp op
                                     std::string_view algorithm, std::uint64_t tag) {
   Impl& impl = *impl_;
   // Validated now, so bad input fails in the caller, not later on the engine.
+  for (const Tensor& tensor : tensors) require_host(impl.where(), tensor.data, "fused all-reduce");
   const auto fused = std::make_shared<schedule::FusionBuffer>(impl.pool, tensors);
   validate(impl.where(), fused->data(), fused->data(), fused->count(), fused->type(), op);
   if (!impl.engine) impl.engine = std::make_unique<ProgressEngine>();
@@ -281,6 +327,7 @@ void Request::wait() {
 void Comm::send(const void* data, std::size_t bytes, int peer, std::uint32_t tag) {
   Impl& impl = *impl_;
   impl.check_peer(peer, "send");
+  require_host(impl.where(), data, "send");
   impl.serialized([&] {
     auto request =
         impl.transport->send(peer, TagSpace::point_to_point().make(rank(), tag), data, bytes);
@@ -291,6 +338,7 @@ void Comm::send(const void* data, std::size_t bytes, int peer, std::uint32_t tag
 void Comm::recv(void* data, std::size_t bytes, int peer, std::uint32_t tag) {
   Impl& impl = *impl_;
   impl.check_peer(peer, "recv");
+  require_host(impl.where(), data, "recv");
   impl.serialized([&] {
     auto request =
         impl.transport->recv(peer, TagSpace::point_to_point().make(peer, tag), data, bytes);

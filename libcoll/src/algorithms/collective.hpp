@@ -10,6 +10,7 @@
 
 #include "coll/types.hpp"
 #include "core/buffer_pool.hpp"
+#include "core/memory_type.hpp"
 #include "transport/transport.hpp"
 
 namespace coll {
@@ -20,6 +21,10 @@ struct AllreduceArgs {
   std::size_t count;
   DataType type;
   ReduceOp op;
+  // Where the buffers live; an algorithm that does not accept device memory is never given it
+  // (AlgorithmInfo::device_memory).
+  MemoryType send_memory = MemoryType::Host;
+  MemoryType recv_memory = MemoryType::Host;
 };
 
 // The ranks an algorithm runs over, as global ranks; `me` indexes this rank in `ranks`.

@@ -1,7 +1,10 @@
 #include "algorithms/registry.hpp"
 
 #include <algorithm>
+#include <string>
 #include <vector>
+
+#include "coll/error.hpp"
 
 namespace coll {
 namespace {
@@ -39,6 +42,18 @@ const AlgorithmInfo* find_algorithm(std::string_view name) {
     if (info.name == name) return &info;
   }
   return nullptr;
+}
+
+void check_memory_supported(const AlgorithmInfo& info, const AllreduceArgs& args) {
+  if (info.device_memory) return;
+  if (args.send_memory == MemoryType::Device || args.recv_memory == MemoryType::Device) {
+    throw Error(Status::InvalidArgument,
+                "device memory is not supported by algorithm '" + std::string(info.name) +
+                    "' yet: pass host buffers (send buffer in " +
+                    std::string(memory_type_name(args.send_memory)) +
+                    " memory, receive buffer in " +
+                    std::string(memory_type_name(args.recv_memory)) + " memory)");
+  }
 }
 
 }  // namespace coll

@@ -48,6 +48,9 @@ struct AlgorithmInfo {
   BusFactorFn bus_factor = nccl_tests_bus_factor;
   // Null when always usable; otherwise says whether this process can run it (an MPI job, a GPU).
   bool (*available)() = nullptr;
+  // Whether it accepts buffers in device memory (AllreduceArgs' memory types); host-only
+  // algorithms are refused device buffers with a clear error instead of crashing on them.
+  bool device_memory = false;
 };
 
 // Sorted by `order`, including ones not available in this process. Complete once static
@@ -55,6 +58,10 @@ struct AlgorithmInfo {
 std::span<const AlgorithmInfo> allreduce_algorithms();
 bool is_available(const AlgorithmInfo& info);
 const AlgorithmInfo* find_algorithm(std::string_view name);  // nullptr when unknown
+
+// Throws InvalidArgument "device memory is not supported by algorithm 'ring' yet ..." when a
+// buffer of `args` is in device memory and the algorithm does not accept it.
+void check_memory_supported(const AlgorithmInfo& info, const AllreduceArgs& args);
 
 struct AlgorithmRegistration {
   explicit AlgorithmRegistration(const AlgorithmInfo& info);

@@ -10,6 +10,12 @@ namespace coll {
 
 using Tag = std::uint64_t;
 
+// What every transport is told, whatever its kind (its own options it reads itself).
+struct TransportOptions {
+  double timeout_s = 60;       // COLL_TIMEOUT: see Waiter
+  int ranks_on_this_host = 1;  // more ranks than cores: yield the core while waiting
+};
+
 class Transport {
  public:
   struct Request {
@@ -31,13 +37,12 @@ class Transport {
   // failed (peer unreachable, message size mismatch).
   virtual bool test(Request& request) = 0;
 
-  // Blocks until every request completes. The timeout restarts whenever anything completes,
-  // so a long transfer that keeps moving never times out; a silent peer does, and the error
-  // names it. Also stops when the job is aborted (another rank failed).
+  // Blocks until every request completes (every transport delegates to its Waiter, which owns
+  // the timeout, the abort check and the error naming the silent peer).
   virtual void wait_all(std::span<Request> requests) = 0;
   void wait(Request& request) { wait_all(std::span<Request>(&request, 1)); }
 
-  // Human-readable summary ("ucx: 3 peers over sm,self; 4 over tcp(lo)").
+  // Human-readable summary ("ucx: 3 peer(s) over sm,self, 4 over tcp(lo)").
   virtual const char* describe() const = 0;
 };
 

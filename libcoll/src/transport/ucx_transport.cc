@@ -1,26 +1,35 @@
-#include "transport/ucx_transport.hpp"
-
+// The UCX transport: tagged messages over shared memory inside a node and TCP between nodes
+// (COLL_TRANSPORT=ucx, the default). Reads its own COLL_UCX_* options.
 #include <poll.h>
-#include <sched.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cmath>
+#include <string>
 #include <unordered_set>
 
+#include "bootstrap/bootstrap.hpp"
 #include "coll/error.hpp"
 #include "core/clock.hpp"
+#include "core/env.hpp"
+#include "transport/transport_registry.hpp"
 #include "transport/ucx_worker.hpp"
+#include "transport/waiter.hpp"
 
 namespace coll {
 namespace {
 
-// How long to keep polling without progress before sleeping on the workers' event descriptors:
-// long enough to catch a reply that is microseconds away; when ranks outnumber cores, only a
-// few yielding polls, so that the rank that has work gets the core.
-constexpr double kIdleSpinSeconds = 1e-3;
-constexpr int kOversubscribedSpins = 16;
-constexpr int kMaxSleepMs = 2;
+struct UcxOptions {
+  std::string local_tls = "sm,self";  // COLL_UCX_LOCAL_TLS
+  std::string net_tls = "tcp";        // COLL_UCX_NET_TLS
+  std::string net_devices = "lo";     // COLL_UCX_NET_DEVICES
+
+  static UcxOptions from_environment() {
+    UcxOptions options;
+    if (auto value = env_string("COLL_UCX_LOCAL_TLS")) options.local_tls = *value;
+    if (auto value = env_string("COLL_UCX_NET_TLS")) options.net_tls = *value;
+    if (auto value = env_string("COLL_UCX_NET_DEVICES")) options.net_devices = *value;
+    return options;
+  }
+};
 
 struct PeerLink {
   UcxWorker* worker = nullptr;
@@ -32,32 +41,29 @@ void on_endpoint_error(void* arg, ucp_ep_h, ucs_status_t status) {
   static_cast<PeerLink*>(arg)->failure = status;
 }
 
-class UcxTransport final : public Transport {
+class UcxTransport final : public Transport, private Waiter::Hooks {
  public:
   UcxTransport(Bootstrap& bootstrap, const std::vector<int>& node_of_rank,
-               const UcxOptions& options);
+               const TransportOptions& options);
   ~UcxTransport() override;
 
   Request send(int peer, Tag tag, const void* data, std::size_t bytes) override;
   Request recv(int peer, Tag tag, void* data, std::size_t bytes) override;
   bool progress() override;
   bool test(Request& request) override;
-  void wait_all(std::span<Request> requests) override;
+  void wait_all(std::span<Request> requests) override { waiter_.wait_all(requests); }
   const char* describe() const override { return description_.c_str(); }
 
  private:
   PeerLink& link(int peer);
-  void check_link(int peer);
-  void sleep_until_event(const Deadline& deadline);
-  void check_abort();
-  [[noreturn]] void fail_link(int peer, ucs_status_t failure);
+  void check_link(int peer) override;
+  void sleep_until_event(int abort_fd, int max_ms) override;
   void track(void* request);
   void cancel_in_flight();
   void close_endpoints(bool graceful);
 
   Bootstrap& bootstrap_;
-  UcxOptions options_;
-  bool oversubscribed_;
+  Waiter waiter_;
   std::unique_ptr<UcxWorker> local_;
   std::unique_ptr<UcxWorker> net_;
   std::vector<std::unique_ptr<PeerLink>> links_;
@@ -66,12 +72,11 @@ class UcxTransport final : public Transport {
 };
 
 UcxTransport::UcxTransport(Bootstrap& bootstrap, const std::vector<int>& node_of_rank,
-                           const UcxOptions& options)
-    : bootstrap_(bootstrap), options_(options) {
+                           const TransportOptions& transport_options)
+    : bootstrap_(bootstrap), waiter_(*this, *this, &bootstrap, transport_options) {
   const int me = bootstrap.rank();
   const int size = bootstrap.size();
-  const long cores = std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN));
-  oversubscribed_ = options.ranks_on_this_host > cores;
+  const UcxOptions options = UcxOptions::from_environment();
   const bool any_remote = std::any_of(node_of_rank.begin(), node_of_rank.end(),
                                       [&](int node) { return node != node_of_rank[me]; });
   local_ = std::make_unique<UcxWorker>(options.local_tls, options.net_devices);
@@ -178,21 +183,7 @@ PeerLink& UcxTransport::link(int peer) {
 
 void UcxTransport::check_link(int peer) {
   const ucs_status_t failure = link(peer).failure;
-  if (failure != UCS_OK) fail_link(peer, failure);
-}
-
-void UcxTransport::fail_link(int peer, ucs_status_t failure) {
-  // A broken link is often a consequence: the peer quit because a third rank died. The
-  // launcher's abort message names the root cause, so give it a moment to arrive.
-  if (bootstrap_.abort_fd() >= 0) {
-    pollfd fd{bootstrap_.abort_fd(), POLLIN, 0};
-    for (int waited_ms = 0; waited_ms < 1000 && !bootstrap_.abort_reason(); waited_ms += 50) {
-      ::poll(&fd, 1, 50);
-    }
-  }
-  check_abort();
-  throw Error(Status::RemoteError, "lost the connection to rank " + std::to_string(peer) + " (" +
-                                       ucs_status_string(failure) + "): it probably died");
+  if (failure != UCS_OK) waiter_.peer_lost(peer, ucs_status_string(failure));
 }
 
 Transport::Request UcxTransport::send(int peer, Tag tag, const void* data, std::size_t bytes) {
@@ -243,85 +234,30 @@ bool UcxTransport::test(Request& request) {
   request.handle = nullptr;
   request.done = true;
   if (status == UCS_ERR_MESSAGE_TRUNCATED || (status == UCS_OK && received != request.bytes)) {
-    throw Error(Status::InvalidUsage,
-                "rank " + std::to_string(request.peer) +
-                    " sent a message of a different size than " + std::to_string(request.bytes) +
-                    " bytes: the ranks called the collective with different arguments");
+    throw_size_mismatch(request.peer, request.bytes);
   }
-  if (status != UCS_OK) fail_link(request.peer, status);
+  if (status != UCS_OK) waiter_.peer_lost(request.peer, ucs_status_string(status));
   return true;
 }
 
-void UcxTransport::check_abort() {
-  if (auto reason = bootstrap_.abort_reason()) {
-    throw Error(Status::RemoteError, "job aborted: " + *reason);
-  }
-}
-
-void UcxTransport::sleep_until_event(const Deadline& deadline) {
+void UcxTransport::sleep_until_event(int abort_fd, int max_ms) {
   // Arm every worker; if any has pending events, return and progress instead of sleeping.
   if (!local_->arm() || (net_ && !net_->arm())) return;
   pollfd fds[3];
   nfds_t count = 0;
   fds[count++] = {local_->event_fd(), POLLIN, 0};
   if (net_) fds[count++] = {net_->event_fd(), POLLIN, 0};
-  if (bootstrap_.abort_fd() >= 0) fds[count++] = {bootstrap_.abort_fd(), POLLIN, 0};
-  const double remaining_ms = std::max(0.0, deadline.remaining() * 1000);
-  ::poll(fds, count, static_cast<int>(std::min<double>(kMaxSleepMs, std::ceil(remaining_ms))));
+  if (abort_fd >= 0) fds[count++] = {abort_fd, POLLIN, 0};
+  ::poll(fds, count, max_ms);
 }
-
-void UcxTransport::wait_all(std::span<Request> requests) {
-  Deadline deadline(options_.timeout_s);
-  int idle = 0;
-  double idle_since = 0;
-  std::size_t first_pending = 0;
-  std::size_t completed_before = 0;
-  while (true) {
-    progress();
-    while (first_pending < requests.size() && test(requests[first_pending])) ++first_pending;
-    std::size_t completed = first_pending;
-    for (std::size_t i = first_pending; i < requests.size(); ++i) completed += test(requests[i]);
-    if (completed == requests.size()) return;
-    // Only our own requests completing counts as progress: UCX reports activity (keepalives,
-    // wire-up) even when the peer we wait for is gone, which must not hold the timeout off.
-    if (completed != completed_before) {
-      completed_before = completed;
-      deadline.extend();
-      idle = 0;
-      continue;
-    }
-    if (deadline.expired()) {
-      const Request& stuck = requests[first_pending];
-      check_abort();
-      check_link(stuck.peer);
-      throw Error(Status::Timeout, std::string("no progress ") +
-                                       (stuck.is_send ? "sending to" : "receiving from") +
-                                       " rank " + std::to_string(stuck.peer) + " within " +
-                                       std::to_string(static_cast<int>(options_.timeout_s)) +
-                                       " s (COLL_TIMEOUT): rank " + std::to_string(stuck.peer) +
-                                       " is dead, stuck, or in a different collective");
-    }
-    if (idle++ == 0) idle_since = now_seconds();
-    if (oversubscribed_ ? idle < kOversubscribedSpins
-                        : now_seconds() - idle_since < kIdleSpinSeconds) {
-      if (oversubscribed_) sched_yield();
-      continue;
-    }
-    idle = 0;
-    check_abort();
-    for (std::size_t i = first_pending; i < requests.size(); ++i) {
-      if (!requests[i].done) check_link(requests[i].peer);
-    }
-    sleep_until_event(deadline);
-  }
-}
-
-}  // namespace
 
 std::unique_ptr<Transport> make_ucx_transport(Bootstrap& bootstrap,
                                               const std::vector<int>& node_of_rank,
-                                              const UcxOptions& options) {
+                                              const TransportOptions& options) {
   return std::make_unique<UcxTransport>(bootstrap, node_of_rank, options);
 }
 
+const TransportRegistration kUcx("ucx", make_ucx_transport);
+
+}  // namespace
 }  // namespace coll

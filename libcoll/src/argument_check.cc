@@ -1,4 +1,4 @@
-#include "core/argument_check.hpp"
+#include "argument_check.hpp"
 
 #include <cstring>
 

@@ -1,6 +1,8 @@
-#include "core/config.hpp"
+#include "comm_config.hpp"
 
+#include "coll/error.hpp"
 #include "core/env.hpp"
+#include "core/log.hpp"
 
 namespace coll {
 
@@ -21,10 +23,12 @@ Config Config::from_environment() {
   if (auto value = env_integer("COLL_PS_DEDICATED", 0, 1)) config.tuning.ps_dedicated = *value == 1;
   if (auto value = env_string("COLL_HIER_INTRA")) config.tuning.hier_intra = *value;
   if (auto value = env_string("COLL_HIER_INTER")) config.tuning.hier_inter = *value;
-  if (auto value = env_string("COLL_UCX_LOCAL_TLS")) config.ucx.local_tls = *value;
-  if (auto value = env_string("COLL_UCX_NET_TLS")) config.ucx.net_tls = *value;
-  if (auto value = env_string("COLL_UCX_NET_DEVICES")) config.ucx.net_devices = *value;
-  config.ucx.timeout_s = config.timeout_s;
+  if (auto value = env_string("COLL_TRANSPORT")) config.transport = *value;
+  // The logger reads COLL_DEBUG itself; a malformed value is refused here, where it can fail.
+  if (auto value = env_string("COLL_DEBUG"); value && !parse_log_level(*value)) {
+    throw Error(Status::InvalidArgument,
+                "COLL_DEBUG='" + *value + "' is not one of WARN, INFO, TRACE");
+  }
   return config;
 }
 

@@ -1,6 +1,7 @@
 // Ranks that call a collective with different arguments must fail loudly, not hang or corrupt
 // data. Each rank sends its call's descriptor to the next rank of the ring and compares the one
 // it receives from the previous rank; agreement of every neighbour pair is agreement of all.
+// The communicator's step before every collective (it uses the transport and the tag space).
 #pragma once
 
 #include <cstdint>

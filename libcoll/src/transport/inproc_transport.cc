@@ -1,0 +1,216 @@
+#include "transport/inproc_transport.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <random>
+#include <string>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "bootstrap/bootstrap.hpp"
+#include "coll/error.hpp"
+#include "transport/transport_registry.hpp"
+#include "transport/waiter.hpp"
+
+namespace coll {
+namespace {
+
+// A receive posted before its message arrived; the sender fills it and marks it done.
+struct PostedReceive {
+  void* data;
+  std::size_t bytes;
+  std::size_t received = 0;
+  bool done = false;
+};
+
+using MatchKey = std::pair<int, Tag>;  // (sender, tag)
+
+}  // namespace
+
+// Everything sent to one rank. Messages that arrive before their receive wait in `unexpected`.
+struct InprocWorld::Mailbox {
+  std::mutex mutex;
+  std::condition_variable delivered;
+  std::uint64_t deliveries = 0;  // to posted receives; wakes the owner's waiter
+  std::map<MatchKey, std::deque<std::vector<std::byte>>> unexpected;
+  std::map<MatchKey, std::deque<PostedReceive*>> posted;
+};
+
+namespace {
+
+class InprocTransport final : public Transport, private Waiter::Hooks {
+ public:
+  InprocTransport(std::shared_ptr<InprocWorld> world, InprocWorld::Mailbox* mailboxes, int rank,
+                  const TransportOptions& options, Bootstrap* bootstrap)
+      : world_(std::move(world)),
+        mailboxes_(mailboxes),
+        rank_(rank),
+        waiter_(*this, *this, bootstrap, options),
+        description_("inproc: " + std::to_string(world_->size()) + " ranks as threads") {}
+
+  // After a failure, receives may be abandoned: withdraw the posted ones so that no sender
+  // writes into freed memory, and release them all.
+  ~InprocTransport() override {
+    std::lock_guard lock(mailboxes_[rank_].mutex);
+    mailboxes_[rank_].posted.clear();
+    for (PostedReceive* receive : outstanding_) delete receive;
+  }
+
+  Request send(int peer, Tag tag, const void* data, std::size_t bytes) override {
+    check_link(peer);
+    InprocWorld::Mailbox& theirs = mailboxes_[peer];
+    std::lock_guard lock(theirs.mutex);
+    const MatchKey key{rank_, tag};
+    auto waiting = theirs.posted.find(key);
+    if (waiting != theirs.posted.end()) {
+      PostedReceive* receive = waiting->second.front();
+      waiting->second.pop_front();
+      if (waiting->second.empty()) theirs.posted.erase(waiting);
+      if (bytes > 0) std::memcpy(receive->data, data, std::min(bytes, receive->bytes));
+      receive->received = bytes;
+      receive->done = true;
+      ++theirs.deliveries;
+      theirs.delivered.notify_all();
+    } else {
+      const auto* first = static_cast<const std::byte*>(data);
+      theirs.unexpected[key].emplace_back(first, first + bytes);
+    }
+    return Request{nullptr, peer, true, bytes, true};  // buffered: complete at once
+  }
+
+  Request recv(int peer, Tag tag, void* data, std::size_t bytes) override {
+    check_link(peer);
+    InprocWorld::Mailbox& mine = mailboxes_[rank_];
+    std::lock_guard lock(mine.mutex);
+    const MatchKey key{peer, tag};
+    auto arrived = mine.unexpected.find(key);
+    if (arrived == mine.unexpected.end()) {
+      auto* receive = new PostedReceive{data, bytes};
+      mine.posted[key].push_back(receive);
+      outstanding_.insert(receive);
+      return Request{receive, peer, false, bytes, false};
+    }
+    const std::vector<std::byte> message = std::move(arrived->second.front());
+    arrived->second.pop_front();
+    if (arrived->second.empty()) mine.unexpected.erase(arrived);
+    if (message.size() != bytes) throw_size_mismatch(peer, bytes);
+    if (bytes > 0) std::memcpy(data, message.data(), bytes);
+    return Request{nullptr, peer, false, bytes, true};
+  }
+
+  bool progress() override { return false; }  // senders deliver as they post
+
+  bool test(Request& request) override {
+    if (request.done) return true;
+    auto* receive = static_cast<PostedReceive*>(request.handle);
+    {
+      std::lock_guard lock(mailboxes_[rank_].mutex);
+      if (!receive->done) return false;
+    }
+    const std::size_t received = receive->received;
+    outstanding_.erase(receive);
+    delete receive;
+    request.handle = nullptr;
+    request.done = true;
+    if (received != request.bytes) throw_size_mismatch(request.peer, request.bytes);
+    return true;
+  }
+
+  void wait_all(std::span<Request> requests) override { waiter_.wait_all(requests); }
+  const char* describe() const override { return description_.c_str(); }
+
+ private:
+  void check_link(int peer) override {
+    if (peer < 0 || peer >= world_->size() || peer == rank_) {
+      throw Error(Status::InternalError, "no transport link to rank " + std::to_string(peer));
+    }
+  }
+
+  // Returns at once when something was delivered since the last sleep, so no wake-up is lost
+  // between the waiter's last test and this call.
+  void sleep_until_event(int /*abort_fd: checked by the waiter every sleep*/, int max_ms) override {
+    InprocWorld::Mailbox& mine = mailboxes_[rank_];
+    std::unique_lock lock(mine.mutex);
+    mine.delivered.wait_for(lock, std::chrono::milliseconds(max_ms),
+                            [&] { return mine.deliveries != deliveries_seen_; });
+    deliveries_seen_ = mine.deliveries;
+  }
+
+  std::shared_ptr<InprocWorld> world_;
+  InprocWorld::Mailbox* mailboxes_;
+  int rank_;
+  Waiter waiter_;
+  std::uint64_t deliveries_seen_ = 0;
+  std::unordered_set<PostedReceive*> outstanding_;  // posted and not yet completed by test()
+  std::string description_;
+};
+
+// Worlds made by rank 0 of a bootstrapped job, found by the other ranks (threads of the same
+// process) under the name rank 0 published.
+std::mutex worlds_mutex;
+std::map<std::string, std::weak_ptr<InprocWorld>>& published_worlds() {
+  static std::map<std::string, std::weak_ptr<InprocWorld>> worlds;
+  return worlds;
+}
+
+std::unique_ptr<Transport> make_registered(Bootstrap& bootstrap, const std::vector<int>&,
+                                           const TransportOptions& options) {
+  std::shared_ptr<InprocWorld> world;
+  std::string name;
+  if (bootstrap.rank() == 0) {
+    world = InprocWorld::create(bootstrap.size());
+    name = std::to_string(::getpid()) + "/" + std::to_string(std::random_device{}());
+    std::lock_guard lock(worlds_mutex);
+    std::erase_if(published_worlds(), [](const auto& entry) { return entry.second.expired(); });
+    published_worlds()[name] = world;
+  }
+  name = bootstrap.allgather("inproc/world", name)[0];
+  if (!world) {
+    std::lock_guard lock(worlds_mutex);
+    auto found = published_worlds().find(name);
+    if (found != published_worlds().end()) world = found->second.lock();
+  }
+  if (!world) {
+    throw Error(Status::InvalidArgument,
+                "rank " + std::to_string(bootstrap.rank()) +
+                    ": COLL_TRANSPORT=inproc joins only ranks that are threads of one process, "
+                    "and rank 0 is in another process (use COLL_TRANSPORT=ucx)");
+  }
+  return world->make_transport(bootstrap.rank(), options, &bootstrap);
+}
+
+const TransportRegistration kInproc("inproc", make_registered);
+
+}  // namespace
+
+InprocWorld::InprocWorld(int size)
+    : mailboxes_(new Mailbox[static_cast<std::size_t>(size)]), size_(size) {}
+InprocWorld::~InprocWorld() = default;
+
+std::shared_ptr<InprocWorld> InprocWorld::create(int size) {
+  return std::shared_ptr<InprocWorld>(new InprocWorld(size));
+}
+
+int InprocWorld::size() const {
+  return size_;
+}
+
+std::unique_ptr<Transport> InprocWorld::make_transport(int rank, const TransportOptions& options,
+                                                       Bootstrap* bootstrap) {
+  if (rank < 0 || rank >= size_) {
+    throw Error(Status::InvalidArgument, "inproc transport: rank " + std::to_string(rank) +
+                                             " outside a world of " + std::to_string(size_));
+  }
+  return std::make_unique<InprocTransport>(shared_from_this(), mailboxes_.get(), rank, options,
+                                           bootstrap);
+}
+
+}  // namespace coll

@@ -1,0 +1,218 @@
+// The transport seam: transports chosen by name, the shared waiter (timeout naming the silent
+// peer, job abort, size mismatch) exercised through the in-process transport, and
+// COLL_TRANSPORT=inproc through the public API with ranks as threads.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bootstrap/bootstrap.hpp"
+#include "bootstrap/store_server.hpp"
+#include "coll/comm.hpp"
+#include "coll/error.hpp"
+#include "transport/inproc_transport.hpp"
+#include "transport/transport_registry.hpp"
+
+namespace {
+
+// The message of an error, for checking what it says.
+bool says(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// Sets an environment variable for the scope of a test.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    ::setenv(name, value, 1);
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      ::setenv(name_, old_->c_str(), 1);
+    } else {
+      ::unsetenv(name_);
+    }
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+coll::TransportOptions short_timeout() {
+  coll::TransportOptions options;
+  options.timeout_s = 0.2;
+  return options;
+}
+
+TEST(TransportRegistry, KnowsUcxAndInproc) {
+  const auto names = coll::transport_names();
+  EXPECT_NE(std::find(names.begin(), names.end(), "ucx"), names.end());
+  EXPECT_NE(std::find(names.begin(), names.end(), "inproc"), names.end());
+}
+
+TEST(TransportRegistry, UnknownNameFailsListingTheKnownOnes) {
+  ScopedEnv transport("COLL_TRANSPORT", "carrier-pigeon");
+  try {
+    coll::Comm::from_environment();  // one rank: no launcher variables in the test's environment
+    FAIL() << "expected an error";
+  } catch (const coll::Error& error) {
+    EXPECT_EQ(error.status(), coll::Status::InvalidArgument);
+    EXPECT_TRUE(says(error.what(), "unknown transport 'carrier-pigeon'")) << error.what();
+    EXPECT_TRUE(says(error.what(), "known: inproc, ucx")) << error.what();
+  }
+}
+
+TEST(Waiter, TimeoutNamesThePeerWaitedFor) {
+  const auto world = coll::InprocWorld::create(3);
+  const auto transport = world->make_transport(0, short_timeout());
+  int value = 0;
+  auto from_one = transport->recv(1, 7, &value, sizeof value);
+  auto from_two = transport->recv(2, 7, &value, sizeof value);
+  std::vector<coll::Transport::Request> requests{from_one, from_two};
+  try {
+    transport->wait_all(requests);
+    FAIL() << "expected a timeout";
+  } catch (const coll::Error& error) {
+    EXPECT_EQ(error.status(), coll::Status::Timeout);
+    EXPECT_TRUE(says(error.what(), "receiving from rank 1 within 0.2 s (COLL_TIMEOUT)"))
+        << error.what();
+  }
+}
+
+TEST(Waiter, ProgressRestartsTheTimeout) {
+  // The peer sends a message every 300 ms, 1.5 s in all: a 1 s timeout must not fire while they
+  // keep arriving (it would if the clock did not restart on each completion).
+  coll::TransportOptions options;
+  options.timeout_s = 1;
+  const auto world = coll::InprocWorld::create(2);
+  const auto receiver = world->make_transport(0, options);
+  const auto sender = world->make_transport(1, options);
+  constexpr int kMessages = 5;
+  std::thread peer([&] {
+    for (int i = 0; i < kMessages; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      auto request = sender->send(0, static_cast<coll::Tag>(i), &i, sizeof i);
+      sender->wait(request);
+    }
+  });
+  int values[kMessages] = {};
+  std::vector<coll::Transport::Request> requests;
+  for (int i = 0; i < kMessages; ++i) {
+    requests.push_back(receiver->recv(1, static_cast<coll::Tag>(i), &values[i], sizeof(int)));
+  }
+  EXPECT_NO_THROW(receiver->wait_all(requests));
+  peer.join();
+  for (int i = 0; i < kMessages; ++i) EXPECT_EQ(values[i], i);
+}
+
+// A bootstrap that only reports an abort (the launcher's message after a rank failed).
+class AbortedBootstrap final : public coll::Bootstrap {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 2; }
+  std::vector<std::string> allgather(const std::string&, const std::string&) override { return {}; }
+  void barrier(const std::string&) override {}
+  std::optional<std::string> abort_reason() override { return "rank 1 was killed by signal 9"; }
+  std::string describe() const override { return "aborted"; }
+};
+
+TEST(Waiter, JobAbortStopsTheWaitWithTheRootCause) {
+  AbortedBootstrap bootstrap;
+  coll::TransportOptions options;
+  options.timeout_s = 30;  // the abort, not the timeout, must end the wait
+  const auto world = coll::InprocWorld::create(2);
+  const auto transport = world->make_transport(0, options, &bootstrap);
+  int value = 0;
+  auto request = transport->recv(1, 1, &value, sizeof value);
+  try {
+    transport->wait(request);
+    FAIL() << "expected the abort";
+  } catch (const coll::Error& error) {
+    EXPECT_EQ(error.status(), coll::Status::RemoteError);
+    EXPECT_STREQ(error.what(), "job aborted: rank 1 was killed by signal 9");
+  }
+}
+
+TEST(InprocTransport, MessageOfAnotherSizeFailsClearly) {
+  const auto world = coll::InprocWorld::create(2);
+  const auto a = world->make_transport(0, short_timeout());
+  const auto b = world->make_transport(1, short_timeout());
+  const double sent[2] = {1, 2};
+  double received = 0;
+  auto send = a->send(1, 3, sent, sizeof sent);
+  a->wait(send);
+  EXPECT_THROW(
+      {
+        try {
+          b->recv(0, 3, &received, sizeof received);
+        } catch (const coll::Error& error) {
+          EXPECT_TRUE(says(error.what(), "rank 0 sent a message of a different size"))
+              << error.what();
+          throw;
+        }
+      },
+      coll::Error);
+}
+
+TEST(InprocTransport, MatchesBySenderAndTagInOrder) {
+  const auto world = coll::InprocWorld::create(3);
+  const auto zero = world->make_transport(0, short_timeout());
+  const auto one = world->make_transport(1, short_timeout());
+  const auto two = world->make_transport(2, short_timeout());
+  int got[4] = {};
+  // Two receives posted before the sends, two after: matching must not depend on timing.
+  auto r1 = zero->recv(1, 5, &got[0], sizeof(int));
+  auto r2 = zero->recv(2, 5, &got[1], sizeof(int));
+  const int values[4] = {10, 20, 11, 21};
+  auto s1 = one->send(0, 5, &values[0], sizeof(int));
+  auto s2 = two->send(0, 5, &values[1], sizeof(int));
+  auto s3 = one->send(0, 5, &values[2], sizeof(int));
+  auto s4 = two->send(0, 6, &values[3], sizeof(int));
+  auto r3 = zero->recv(2, 6, &got[3], sizeof(int));
+  auto r4 = zero->recv(1, 5, &got[2], sizeof(int));
+  std::vector<coll::Transport::Request> all{r1, r2, r3, r4, s1, s2, s3, s4};
+  zero->wait_all(all);
+  EXPECT_EQ(got[0], 10);
+  EXPECT_EQ(got[1], 20);
+  EXPECT_EQ(got[2], 11);
+  EXPECT_EQ(got[3], 21);
+}
+
+// The whole public path with COLL_TRANSPORT=inproc: store bootstrap, rank map, transport
+// chosen by name, argument check and the default algorithm, ranks as threads.
+TEST(InprocTransport, SelectedByNameForRanksThatAreThreads) {
+  ScopedEnv transport("COLL_TRANSPORT", "inproc");
+  constexpr int kRanks = 4;
+  coll::StoreServer store("127.0.0.1", 0, coll::make_job_token());
+  std::vector<std::string> errors(kRanks);
+  std::vector<std::vector<float>> results(kRanks);
+  std::vector<std::string> descriptions(kRanks);
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < kRanks; ++rank) {
+    threads.emplace_back([&, rank] {
+      try {
+        auto comm = coll::Comm::from_store(store.address(), store.token(), rank, kRanks);
+        descriptions[rank] = comm->describe();
+        std::vector<float> data(1001, static_cast<float>(rank + 1));
+        comm->allreduce(data.data(), data.data(), data.size(), coll::DataType::Float32,
+                        coll::ReduceOp::Sum, "ring");
+        results[rank] = data;
+      } catch (const std::exception& error) {
+        errors[rank] = error.what();
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  for (int rank = 0; rank < kRanks; ++rank) {
+    ASSERT_EQ(errors[rank], "") << "rank " << rank;
+    EXPECT_TRUE(says(descriptions[rank], "inproc: 4 ranks as threads")) << descriptions[rank];
+    EXPECT_EQ(results[rank], std::vector<float>(1001, 10.0f)) << "rank " << rank;
+  }
+}
+
+}  // namespace
