@@ -54,6 +54,7 @@ struct Options {
   std::string cost_preset;  // COLL_COST_PRESET for this run
 
   bool help = false;
+  bool version = false;  // --version: print the tool and library versions, exit
   std::string help_text;
 };
 

@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config clang-format
   libucx-dev ucx-utils libopenmpi-dev openmpi-bin libhwloc-dev hwloc
   libibverbs-dev rdma-core ibverbs-providers librdmacm-dev
-  libboost-program-options-dev libgtest-dev procps
+  libboost-program-options-dev libgtest-dev nlohmann-json3-dev procps
 )
 
 missing=()

@@ -6,7 +6,7 @@
 
 namespace colltopo {
 
-bool recommend(std::string& out, collbench::JsonWriter* json,
+bool recommend(std::string& out, coll::tools::JsonWriter* json,
                const std::vector<int>& node_of_rank) {
   namespace model = coll::model;
   const model::CostParams& params = model::params_in_use();

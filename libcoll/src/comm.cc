@@ -6,13 +6,13 @@
 
 #include "algorithms/registry.hpp"
 #include "bootstrap/bootstrap.hpp"
+#include "coll/buffer_pool.hpp"
+#include "coll/topology/rank_map.hpp"
 #include "core/argument_check.hpp"
-#include "core/buffer_pool.hpp"
 #include "core/config.hpp"
 #include "core/progress_engine.hpp"
 #include "model/selector.hpp"
 #include "schedule/fusion_buffer.hpp"
-#include "topology/rank_map.hpp"
 #include "transport/ucx_transport.hpp"
 
 namespace coll {

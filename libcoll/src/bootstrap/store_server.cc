@@ -14,8 +14,8 @@
 
 #include "bootstrap/socket.hpp"
 #include "bootstrap/store_wire.hpp"
+#include "coll/clock.hpp"
 #include "coll/error.hpp"
-#include "core/clock.hpp"
 
 namespace coll {
 namespace {

@@ -1,6 +1,6 @@
 #include "core/config.hpp"
 
-#include "core/env.hpp"
+#include "coll/env.hpp"
 
 namespace coll {
 

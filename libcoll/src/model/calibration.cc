@@ -14,9 +14,9 @@
 #include <string_view>
 #include <vector>
 
-#include "core/buffer_pool.hpp"
-#include "core/clock.hpp"
-#include "core/env.hpp"
+#include "coll/buffer_pool.hpp"
+#include "coll/clock.hpp"
+#include "coll/env.hpp"
 #include "model/preset.hpp"
 #include "reduce/reducer.hpp"
 

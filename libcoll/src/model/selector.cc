@@ -5,8 +5,8 @@
 #include <mutex>
 
 #include "algorithms/registry.hpp"
+#include "coll/env.hpp"
 #include "coll/error.hpp"
-#include "core/env.hpp"
 #include "model/calibration.hpp"
 #include "model/preset.hpp"
 

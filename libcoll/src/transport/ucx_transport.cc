@@ -8,8 +8,8 @@
 #include <cmath>
 #include <unordered_set>
 
+#include "coll/clock.hpp"
 #include "coll/error.hpp"
-#include "core/clock.hpp"
 #include "transport/ucx_worker.hpp"
 
 namespace coll {
