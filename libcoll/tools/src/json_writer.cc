@@ -30,22 +30,12 @@ nlohmann::ordered_json& JsonWriter::add(std::string_view key, nlohmann::ordered_
   return slot;
 }
 
-JsonWriter& JsonWriter::begin_object(std::string_view key) {
-  open_.push_back(&add(key, nlohmann::ordered_json::object()));
+JsonWriter& JsonWriter::open(std::string_view key, nlohmann::ordered_json empty_container) {
+  open_.push_back(&add(key, std::move(empty_container)));
   return *this;
 }
 
-JsonWriter& JsonWriter::end_object() {
-  open_.pop_back();
-  return *this;
-}
-
-JsonWriter& JsonWriter::begin_array(std::string_view key) {
-  open_.push_back(&add(key, nlohmann::ordered_json::array()));
-  return *this;
-}
-
-JsonWriter& JsonWriter::end_array() {
+JsonWriter& JsonWriter::close() {
   open_.pop_back();
   return *this;
 }

@@ -15,10 +15,14 @@ namespace coll::tools {
 
 class JsonWriter {
  public:
-  JsonWriter& begin_object(std::string_view key = {});
-  JsonWriter& end_object();
-  JsonWriter& begin_array(std::string_view key = {});
-  JsonWriter& end_array();
+  JsonWriter& begin_object(std::string_view key = {}) {
+    return open(key, nlohmann::ordered_json::object());
+  }
+  JsonWriter& end_object() { return close(); }
+  JsonWriter& begin_array(std::string_view key = {}) {
+    return open(key, nlohmann::ordered_json::array());
+  }
+  JsonWriter& end_array() { return close(); }
   JsonWriter& field(std::string_view key, std::string_view value);
   JsonWriter& field(std::string_view key, const char* value) {
     return field(key, std::string_view(value));
@@ -46,6 +50,8 @@ class JsonWriter {
   void save(const std::string& path) const;
 
  private:
+  JsonWriter& open(std::string_view key, nlohmann::ordered_json empty_container);
+  JsonWriter& close();
   // Adds `value` under `key` in the open object, or at the end of the open array (key empty).
   nlohmann::ordered_json& add(std::string_view key, nlohmann::ordered_json value);
   nlohmann::ordered_json document_;
