@@ -63,8 +63,8 @@ class Comm {
   int local_rank() const;  // position among the ranks of this node
   const std::vector<int>& node_of_rank() const;
 
-  // recv[i] = op over ranks of send[i]; send == recv is in place. Empty `algorithm`: COLL_ALGO,
-  // else "auto" (the cost model's pick per size). Throws coll::Error naming this rank, the
+  // recv[i] = op over ranks of send[i]. send == recv is in place. `algorithm` empty means the
+  // communicator's default (COLL_ALGO, else ring). Throws coll::Error naming this rank, the
   // collective and the peer involved; after an error the communicator refuses further calls.
   void allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
                  std::string_view algorithm = {});
