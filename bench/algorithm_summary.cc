@@ -73,7 +73,8 @@ void print_algorithm_summary(const std::vector<AlgorithmResult>& results) {
   std::fflush(stdout);
 }
 
-void write_algorithm_summary(JsonWriter& json, const std::vector<AlgorithmResult>& results) {
+void write_algorithm_summary(coll::tools::JsonWriter& json,
+                             const std::vector<AlgorithmResult>& results) {
   json.begin_array("summary");
   for (const auto& size : summarize(results)) {
     json.begin_object()

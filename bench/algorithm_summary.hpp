@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "json_writer.hpp"
+#include "coll/tools/json_writer.hpp"
 
 namespace collbench {
 
@@ -32,6 +32,7 @@ std::vector<SizeSummary> summarize(const std::vector<AlgorithmResult>& results);
 void print_algorithm_summary(const std::vector<AlgorithmResult>& results);
 // An array "summary" of {bytes, winner, model_pick, algorithms: [{algorithm, time_us,
 // predicted_us, error_pct}]}.
-void write_algorithm_summary(JsonWriter& json, const std::vector<AlgorithmResult>& results);
+void write_algorithm_summary(coll::tools::JsonWriter& json,
+                             const std::vector<AlgorithmResult>& results);
 
 }  // namespace collbench

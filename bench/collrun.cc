@@ -1,12 +1,14 @@
 // collrun: runs any program as the ranks of a local job (the launcher collbench uses), with the
 // environment contract set for each rank, like a minimal mpirun for libcoll programs.
 //   collrun [--nodes N] [--ranks-per-node G | --node-sizes A,B,...] [--] program [args...]
+//   collrun --version
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
-#include "bootstrap/launcher.hpp"
 #include "coll/error.hpp"
+#include "coll/tools/launcher.hpp"
+#include "coll/tools/version_line.hpp"
 
 namespace {
 
@@ -30,10 +32,14 @@ bool parse_count(const char* text, int* value) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  coll::LaunchSpec spec;
+  coll::tools::LaunchSpec spec;
   int i = 1;
   for (; i < argc; ++i) {
     const std::string arg = argv[i];
+    if (arg == "--version") {
+      std::printf("%s\n", coll::tools::version_line("collrun").c_str());
+      return 0;
+    }
     if (arg == "--") {
       ++i;
       break;
@@ -47,7 +53,7 @@ int main(int argc, char** argv) {
     if (arg == "--node-sizes") {
       if (i + 1 >= argc) return usage("--node-sizes needs a list such as 3,2");
       try {
-        spec.node_sizes = coll::parse_node_sizes(argv[++i]);
+        spec.node_sizes = coll::tools::parse_node_sizes(argv[++i]);
       } catch (const coll::Error& error) {
         return usage(error.what());
       }
@@ -60,7 +66,7 @@ int main(int argc, char** argv) {
   spec.program = argv[i];
   spec.args.assign(argv + i + 1, argv + argc);
   try {
-    return coll::launch_local(spec);
+    return coll::tools::launch_local(spec);
   } catch (const coll::Error& error) {
     std::fprintf(stderr, "collrun: %s\n", error.what());
     return 1;

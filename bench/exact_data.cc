@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "reduce/half.hpp"
+#include "coll/half.hpp"
 
 namespace collbench {
 namespace {

@@ -14,9 +14,9 @@
 #include "model/link_params.hpp"
 #include "model/shape.hpp"
 #include "model_table.hpp"
-#include "schedule/compute_profile.hpp"
-#include "schedule/fusion_plan.hpp"
-#include "schedule/iteration_sim.hpp"
+#include "coll/schedule/compute_profile.hpp"
+#include "coll/schedule/fusion_plan.hpp"
+#include "coll/schedule/iteration_sim.hpp"
 
 namespace collbench {
 

@@ -4,17 +4,17 @@
 #include <cstdio>
 #include <thread>
 
-#include "core/buffer_pool.hpp"
-#include "core/clock.hpp"
+#include "coll/buffer_pool.hpp"
+#include "coll/clock.hpp"
+#include "coll/schedule/compute_profile.hpp"
+#include "coll/schedule/fusion_plan.hpp"
+#include "coll/schedule/iteration_sim.hpp"
+#include "coll/tools/chrome_trace.hpp"
+#include "coll/tools/json_writer.hpp"
 #include "exact_data.hpp"
 #include "explain.hpp"
-#include "json_writer.hpp"
 #include "model_table.hpp"
 #include "rank_stats.hpp"
-#include "schedule/chrome_trace.hpp"
-#include "schedule/compute_profile.hpp"
-#include "schedule/fusion_plan.hpp"
-#include "schedule/iteration_sim.hpp"
 
 namespace collbench {
 namespace {
@@ -101,7 +101,7 @@ std::vector<std::vector<double>> gather_timings(coll::Comm& comm, const Iteratio
 void write_trace(const Options& options, const ComputeProfile& profile, const ModelTable& table,
                  const std::vector<Bucket>& buckets,
                  const std::vector<std::vector<double>>& timings) {
-  std::vector<coll::schedule::TraceEvent> events;
+  std::vector<coll::tools::TraceEvent> events;
   const auto ready = profile.ready_s();
   for (int rank = 0; rank < static_cast<int>(timings.size()); ++rank) {
     double previous = 0;
@@ -125,7 +125,7 @@ void write_trace(const Options& options, const ComputeProfile& profile, const Mo
                          {"first tensor", table.tensors[buckets[b].first].layer}}});
     }
   }
-  coll::schedule::write_chrome_trace(options.trace_path, events);
+  coll::tools::write_chrome_trace(options.trace_path, events);
 }
 
 }  // namespace
@@ -215,7 +215,7 @@ std::size_t run_iteration_replay(coll::Comm& comm, const Options& options) {
   std::printf("wrong elements       %zu%s\n", wrong, options.check ? "" : " (check disabled)");
 
   const Iteration& last = iterations.back();
-  JsonWriter json;
+  coll::tools::JsonWriter json;
   json.begin_object()
       .field("tool", "collbench")
       .field("mode", "iteration-replay")

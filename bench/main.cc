@@ -3,9 +3,10 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "bootstrap/launcher.hpp"
 #include "calibrate.hpp"
 #include "coll/comm.hpp"
+#include "coll/tools/launcher.hpp"
+#include "coll/tools/version_line.hpp"
 #include "explain.hpp"
 #include "iteration_replay.hpp"
 #include "model_only.hpp"
@@ -42,6 +43,10 @@ int main(int argc, char** argv) {
     std::printf("%s", options.help_text.c_str());
     return 0;
   }
+  if (options.version) {
+    std::printf("%s\n", coll::tools::version_line("collbench").c_str());
+    return 0;
+  }
   // The library reads the preset (for --algo auto too); the ranks inherit it.
   if (!options.cost_preset.empty()) ::setenv("COLL_COST_PRESET", options.cost_preset.c_str(), 1);
   try {
@@ -52,14 +57,14 @@ int main(int argc, char** argv) {
     if (options.paper_tables) return collbench::run_paper_tables(options);
     if (options.scaling) return collbench::run_scaling(options);
     if (options.model_only) return collbench::run_model_only(options);
-    if (coll::is_rank_process()) return run_rank(options);
-    coll::LaunchSpec spec;
-    spec.program = coll::own_executable();
+    if (coll::tools::is_rank_process()) return run_rank(options);
+    coll::tools::LaunchSpec spec;
+    spec.program = coll::tools::own_executable();
     spec.args.assign(argv + 1, argv + argc);
     spec.nodes = options.nodes;
     spec.ranks_per_node = options.ranks_per_node;
     spec.node_sizes = options.node_sizes;
-    return coll::launch_local(spec);
+    return coll::tools::launch_local(spec);
   } catch (const coll::Error& error) {
     std::fprintf(stderr, "collbench: %s\n", error.what());
     return 1;

@@ -11,7 +11,7 @@
 #include "model/preset.hpp"
 #include "model/resolve_params.hpp"
 #include "model_table.hpp"
-#include "schedule/chrome_trace.hpp"
+#include "coll/tools/chrome_trace.hpp"
 #include "strategy.hpp"
 
 namespace collbench {
@@ -138,9 +138,9 @@ int model_iteration_report(const Options& options) {
                  {"simulated_ms", simulated_ms},
                  {"buckets", buckets}});
   if (!options.trace_path.empty()) {  // the model's timeline is the same on every rank
-    coll::schedule::write_chrome_trace(
+    coll::tools::write_chrome_trace(
         options.trace_path,
-        coll::schedule::simulation_events(it.timeline, it.buckets, it.profile, 0));
+        coll::tools::simulation_events(it.timeline, it.buckets, it.profile, 0));
     std::printf("# modelled timeline written to %s\n", options.trace_path.c_str());
   }
   return 0;

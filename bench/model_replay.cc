@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "core/buffer_pool.hpp"
-#include "core/clock.hpp"
+#include "coll/buffer_pool.hpp"
+#include "coll/clock.hpp"
+#include "coll/tools/json_writer.hpp"
 #include "exact_data.hpp"
-#include "json_writer.hpp"
 #include "model_table.hpp"
 #include "progress.hpp"
 #include "rank_stats.hpp"
@@ -37,7 +37,7 @@ IterationTimes replay_once(coll::Comm& comm, const Options& options, const Model
 }
 
 void print_per_layer(const ModelTable& table, const std::vector<IterationTimes>& iterations,
-                     std::size_t elem, JsonWriter& json) {
+                     std::size_t elem, coll::tools::JsonWriter& json) {
   std::printf("#\n# per tensor (backward order), median over iterations of the slowest rank\n");
   std::printf("#%5s %-36s %-8s %12s %12s %10s %8s\n", "index", "layer", "tensor", "elements",
               "bytes", "time(us)", "algbw");
@@ -126,7 +126,7 @@ std::size_t run_model_replay(coll::Comm& comm, const Options& options) {
   std::printf("algbw                %.3f GB/s (bytes / median time)\n", double(bytes) / med / 1e9);
   std::printf("wrong elements       %zu%s\n", wrong, options.check ? "" : " (check disabled)");
 
-  JsonWriter json;
+  coll::tools::JsonWriter json;
   json.begin_object()
       .field("tool", "collbench")
       .field("mode", "model-gradients")

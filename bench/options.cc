@@ -5,12 +5,12 @@
 #include <sstream>
 
 #include "algorithms/registry.hpp"
-#include "bootstrap/launcher.hpp"
 #include "coll/comm.hpp"
-#include "core/env.hpp"
+#include "coll/env.hpp"
+#include "coll/schedule/fusion_plan.hpp"
+#include "coll/tools/launcher.hpp"
 #include "model/preset.hpp"
 #include "model_table.hpp"
-#include "schedule/fusion_plan.hpp"
 #include "strategy.hpp"
 
 namespace po = boost::program_options;
@@ -74,7 +74,7 @@ Options parse_options(int argc, const char* const* argv) {
   int check = 1;
   bool no_check = false;
   po::options_description job("Job");
-  job.add_options()("help,h", "print this help")(
+  job.add_options()("help,h", "print this help")("version", "print the version and exit")(
       "nodes", po::value(&options.nodes)->default_value(1),
       "nodes to run (emulated on this machine: COLL_NODE is set per rank)")(
       "ranks-per-node,g", po::value(&options.ranks_per_node)->default_value(1),
@@ -160,6 +160,7 @@ Options parse_options(int argc, const char* const* argv) {
   help << all;
   options.help_text = help.str();
   options.help = values.count("help") > 0;
+  options.version = values.count("version") > 0;
 
   options.ranks_per_node_given =
       !values["ranks-per-node"].defaulted() || values.count("gpus-per-node") > 0;
@@ -169,7 +170,7 @@ Options parse_options(int argc, const char* const* argv) {
   }
   if (!node_sizes.empty()) {
     try {
-      options.node_sizes = coll::parse_node_sizes(node_sizes);
+      options.node_sizes = coll::tools::parse_node_sizes(node_sizes);
     } catch (const coll::Error& error) {
       throw UsageError(error.what());
     }

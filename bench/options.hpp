@@ -63,6 +63,7 @@ struct Options {
   std::string cost_preset;  // COLL_COST_PRESET for this run: a preset name or a preset file
 
   bool help = false;
+  bool version = false;  // --version: print the tool and library versions, exit
   std::string help_text;
 };
 

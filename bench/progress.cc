@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "core/clock.hpp"
+#include "coll/clock.hpp"
 
 namespace collbench {
 

@@ -4,11 +4,12 @@
 
 #include "algorithm_summary.hpp"
 #include "algorithms/registry.hpp"
-#include "core/buffer_pool.hpp"
-#include "core/clock.hpp"
+#include "coll/buffer_pool.hpp"
+#include "coll/clock.hpp"
+#include "coll/env.hpp"
+#include "coll/tools/json_writer.hpp"
 #include "exact_data.hpp"
 #include "explain.hpp"
-#include "json_writer.hpp"
 #include "progress.hpp"
 #include "rank_stats.hpp"
 
@@ -106,7 +107,7 @@ std::size_t run_sweep(coll::Comm& comm, const Options& options) {
   if (algorithms.empty()) algorithms.push_back("");  // the library's default
   const std::size_t elem = coll::dtype_size(options.type);
 
-  JsonWriter json;
+  coll::tools::JsonWriter json;
   json.begin_object()
       .field("tool", "collbench")
       .field("mode", "sweep")

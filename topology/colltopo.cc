@@ -13,11 +13,12 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "bootstrap/launcher.hpp"
 #include "coll/comm.hpp"
+#include "coll/tools/json_writer.hpp"
+#include "coll/tools/launcher.hpp"
+#include "coll/tools/version_line.hpp"
 #include "colltopo_options.hpp"
 #include "device_tree.hpp"
-#include "json_writer.hpp"
 #include "link_measure.hpp"
 #include "rank_map_view.hpp"
 #include "rank_report.hpp"
@@ -28,7 +29,7 @@ namespace {
 
 using colltopo::appendf;
 
-void finish(const std::string& text, collbench::JsonWriter& json, const std::string& json_path) {
+void finish(const std::string& text, coll::tools::JsonWriter& json, const std::string& json_path) {
   std::fputs(text.c_str(), stdout);
   std::fflush(stdout);
   json.end_object();
@@ -37,7 +38,7 @@ void finish(const std::string& text, collbench::JsonWriter& json, const std::str
 
 int describe_files(const colltopo::Options& options) {
   std::string out;
-  collbench::JsonWriter json;
+  coll::tools::JsonWriter json;
   json.begin_object().field("tool", "colltopo").begin_array("files");
   for (const auto& file : options.xml_files) {
     const auto node = coll::topo::load_xml(file, coll::topo::Fallback::Local);
@@ -66,7 +67,7 @@ int run_rank(const colltopo::Options& options) {
   for (const auto& report : reports) infos.push_back(report.info);
   const auto map = coll::topo::build_rank_map(infos);
   std::string out;
-  collbench::JsonWriter json;
+  coll::tools::JsonWriter json;
   json.begin_object().field("tool", "colltopo").field("num_ranks", map.size);
   json.field("num_nodes", map.num_nodes()).begin_array("nodes");
   for (int n = 0; n < map.num_nodes(); ++n) {
@@ -120,16 +121,20 @@ int main(int argc, char** argv) {
     std::printf("%s", options.help_text.c_str());
     return 0;
   }
+  if (options.version) {
+    std::printf("%s\n", coll::tools::version_line("colltopo").c_str());
+    return 0;
+  }
   try {
     if (!options.xml_files.empty()) return describe_files(options);
-    if (coll::is_rank_process()) return run_rank(options);
-    coll::LaunchSpec spec;
-    spec.program = coll::own_executable();
+    if (coll::tools::is_rank_process()) return run_rank(options);
+    coll::tools::LaunchSpec spec;
+    spec.program = coll::tools::own_executable();
     spec.args.assign(argv + 1, argv + argc);
     spec.nodes = options.nodes;
     spec.ranks_per_node = options.ranks_per_node;
     spec.node_sizes = options.node_sizes;
-    return coll::launch_local(spec);
+    return coll::tools::launch_local(spec);
   } catch (const std::exception& error) {
     std::fprintf(stderr, "colltopo: %s\n", error.what());
     return 1;

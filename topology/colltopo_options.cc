@@ -3,9 +3,9 @@
 #include <boost/program_options.hpp>
 #include <sstream>
 
-#include "bootstrap/launcher.hpp"
+#include "coll/env.hpp"
 #include "coll/error.hpp"
-#include "core/env.hpp"
+#include "coll/tools/launcher.hpp"
 
 namespace po = boost::program_options;
 
@@ -15,7 +15,7 @@ Options parse_options(int argc, const char* const* argv) {
   Options options;
   std::string node_sizes, measure_bytes = "16M";
   po::options_description job("Job (ranks launched on this machine, or under mpirun)");
-  job.add_options()("help,h", "print this help")(
+  job.add_options()("help,h", "print this help")("version", "print the version and exit")(
       "nodes", po::value(&options.nodes)->default_value(1),
       "nodes to run (emulated on this machine: COLL_NODE is set per rank)")(
       "ranks-per-node,g", po::value(&options.ranks_per_node)->default_value(1), "ranks per node")(
@@ -49,6 +49,7 @@ Options parse_options(int argc, const char* const* argv) {
        << all;
   options.help_text = help.str();
   options.help = values.count("help") > 0;
+  options.version = values.count("version") > 0;
 
   if (options.nodes < 1 || options.nodes > 1024) throw UsageError("--nodes must be in [1, 1024]");
   if (options.ranks_per_node < 1 || options.ranks_per_node > 256)
@@ -57,7 +58,7 @@ Options parse_options(int argc, const char* const* argv) {
     if (!values["ranks-per-node"].defaulted())
       throw UsageError("--node-sizes and --ranks-per-node exclude each other");
     try {
-      options.node_sizes = coll::parse_node_sizes(node_sizes);
+      options.node_sizes = coll::tools::parse_node_sizes(node_sizes);
     } catch (const coll::Error& error) {
       throw UsageError(error.what());
     }

@@ -15,6 +15,7 @@ struct UsageError : std::runtime_error {
 
 struct Options {
   bool help = false;
+  bool version = false;  // --version: print the tool and library versions, exit
   std::string help_text;
   // Job shape (launcher mode only).
   int nodes = 1;

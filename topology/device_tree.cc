@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
+#include "coll/topology/path_class.hpp"
 #include "text_format.hpp"
-#include "topology/path_class.hpp"
 
 namespace colltopo {
 namespace {
@@ -202,7 +202,7 @@ void print_node(std::string& out, const NodeTopology& node, const std::string& t
   print_paths(out, node);
 }
 
-void json_node(collbench::JsonWriter& json, const NodeTopology& node) {
+void json_node(coll::tools::JsonWriter& json, const NodeTopology& node) {
   json.field("hostname", node.hostname).field("source", node.source);
   json.field("host_identity", node.host_identity);
   json.field("cores", node.cores).field("pus", node.pus);

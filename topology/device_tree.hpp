@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "json_writer.hpp"
-#include "topology/node_topology.hpp"
+#include "coll/tools/json_writer.hpp"
+#include "coll/topology/node_topology.hpp"
 
 namespace colltopo {
 
@@ -21,6 +21,6 @@ std::string bridge_chain(const coll::topo::PciDevice& device);
 void print_node(std::string& out, const coll::topo::NodeTopology& node, const std::string& title);
 
 // The same as one JSON object (the caller opens and closes it).
-void json_node(collbench::JsonWriter& json, const coll::topo::NodeTopology& node);
+void json_node(coll::tools::JsonWriter& json, const coll::topo::NodeTopology& node);
 
 }  // namespace colltopo

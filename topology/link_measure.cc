@@ -213,7 +213,7 @@ void print_links(std::string& out, const LinkMatrix& m, const std::vector<LinkFl
     appendf(out, "  r%d -> r%d: %s\n", flag.a, flag.b, flag.reason.c_str());
 }
 
-void json_links(collbench::JsonWriter& json, const LinkMatrix& m,
+void json_links(coll::tools::JsonWriter& json, const LinkMatrix& m,
                 const std::vector<LinkFlag>& flags) {
   json.field("bytes", m.bytes).field("bandwidth_reps", kBandwidthReps);
   for (const auto& [key, values] :

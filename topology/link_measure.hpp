@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "coll/comm.hpp"
-#include "json_writer.hpp"
+#include "coll/tools/json_writer.hpp"
+#include "coll/topology/rank_map.hpp"
 #include "rank_report.hpp"
-#include "topology/rank_map.hpp"
 
 namespace colltopo {
 
@@ -40,7 +40,7 @@ std::vector<LinkFlag> flag_links(const LinkMatrix& matrix, const coll::topo::Ran
                                  const std::vector<RankReport>& reports);
 
 void print_links(std::string& out, const LinkMatrix& matrix, const std::vector<LinkFlag>& flags);
-void json_links(collbench::JsonWriter& json, const LinkMatrix& matrix,
+void json_links(coll::tools::JsonWriter& json, const LinkMatrix& matrix,
                 const std::vector<LinkFlag>& flags);
 
 }  // namespace colltopo

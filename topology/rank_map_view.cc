@@ -118,7 +118,7 @@ void print_rank_map(std::string& out, const coll::topo::RankMap& map,
   }
 }
 
-void json_rank_map(collbench::JsonWriter& json, const coll::topo::RankMap& map,
+void json_rank_map(coll::tools::JsonWriter& json, const coll::topo::RankMap& map,
                    const std::vector<RankReport>& reports) {
   json.begin_array("ranks");
   for (int r = 0; r < map.size; ++r) {

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "json_writer.hpp"
+#include "coll/tools/json_writer.hpp"
+#include "coll/topology/rank_map.hpp"
 #include "rank_report.hpp"
-#include "topology/rank_map.hpp"
 
 namespace colltopo {
 
@@ -21,7 +21,7 @@ const coll::topo::PciDevice* rank_nic(const RankReport& report);
 
 void print_rank_map(std::string& out, const coll::topo::RankMap& map,
                     const std::vector<RankReport>& reports);
-void json_rank_map(collbench::JsonWriter& json, const coll::topo::RankMap& map,
+void json_rank_map(coll::tools::JsonWriter& json, const coll::topo::RankMap& map,
                    const std::vector<RankReport>& reports);
 
 }  // namespace colltopo

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "coll/comm.hpp"
-#include "topology/node_topology.hpp"
-#include "topology/rank_info.hpp"
+#include "coll/topology/node_topology.hpp"
+#include "coll/topology/rank_info.hpp"
 
 namespace colltopo {
 

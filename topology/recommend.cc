@@ -7,7 +7,7 @@
 
 namespace colltopo {
 
-bool recommend(std::string& out, collbench::JsonWriter* json, const coll::Selector& selector) {
+bool recommend(std::string& out, coll::tools::JsonWriter* json, const coll::Selector& selector) {
   const auto& shape = selector.shape();
   const auto& params = selector.params();
   appendf(out, "recommendation for %s (cost model: %s):\n", shape.describe().c_str(),

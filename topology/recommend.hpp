@@ -5,12 +5,12 @@
 #include <string>
 
 #include "algorithms/selector.hpp"
-#include "json_writer.hpp"
+#include "coll/tools/json_writer.hpp"
 
 namespace colltopo {
 
 // Appends the recommendation to `out` and, when `json` is given, an array "recommend" to it.
 // Returns false (and appends nothing) when there is nothing to recommend.
-bool recommend(std::string& out, collbench::JsonWriter* json, const coll::Selector& selector);
+bool recommend(std::string& out, coll::tools::JsonWriter* json, const coll::Selector& selector);
 
 }  // namespace colltopo

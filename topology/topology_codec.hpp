@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "topology/node_topology.hpp"
+#include "coll/topology/node_topology.hpp"
 
 namespace colltopo {
 

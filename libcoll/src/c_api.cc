@@ -8,7 +8,7 @@
 #include "bootstrap/store_server.hpp"
 #include "coll/coll.h"
 #include "coll/comm.hpp"
-#include "core/env.hpp"
+#include "coll/env.hpp"
 
 struct collComm {
   std::unique_ptr<coll::Comm> comm;

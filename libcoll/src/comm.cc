@@ -10,13 +10,13 @@
 #include "argument_check.hpp"
 #include "bootstrap/bootstrap.hpp"
 #include "comm_config.hpp"
-#include "core/buffer_pool.hpp"
+#include "coll/buffer_pool.hpp"
 #include "core/log.hpp"
 #include "core/memory_type.hpp"
+#include "coll/topology/rank_map.hpp"
 #include "core/progress_engine.hpp"
 #include "model/resolve_params.hpp"
 #include "schedule/fusion_buffer.hpp"
-#include "topology/rank_map.hpp"
 #include "transport/transport_registry.hpp"
 
 namespace coll {

@@ -1,14 +1,19 @@
 // collbench as a user runs it: the main job, sweeps, and bad input.
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
+#include <cstdio>
+#include <string>
+#include <utility>
+#include <vector>
 
+#include "coll/version.hpp"
+#include "read_json.hpp"
 #include "run_command.hpp"
 
 namespace {
 
 using coll::testing::count_processes;
+using coll::testing::read_json;
 using coll::testing::run_command;
 
 std::string collbench(const std::string& args) {
@@ -20,15 +25,33 @@ TEST(CollbenchCli, MainJobReplaysGoogLeNetOnFourNodes) {
   const auto result =
       run_command(collbench("--model-gradients googlenet --nodes 4 -n 3 -w 1 --json " + json), 300);
   ASSERT_EQ(result.exit_code, 0) << result.output;
-  EXPECT_NE(result.output.find("tensors              128\n"), std::string::npos) << result.output;
-  EXPECT_NE(result.output.find("bytes                53513120\n"), std::string::npos);
-  EXPECT_NE(result.output.find("wrong elements       0\n"), std::string::npos);
-  EXPECT_NE(result.output.find("ms per iteration"), std::string::npos);
-  std::ifstream file(json);
-  std::stringstream text;
-  text << file.rdbuf();
-  EXPECT_NE(text.str().find("\"tensors\":128"), std::string::npos) << text.str();
-  EXPECT_NE(text.str().find("\"wrong\":0"), std::string::npos);
+  EXPECT_NE(result.output.find("ms per iteration"), std::string::npos) << result.output;
+  const auto report = read_json(json);
+  EXPECT_EQ(report.at("tool"), "collbench");
+  EXPECT_EQ(report.at("mode"), "model-gradients");
+  EXPECT_EQ(report.at("model"), "googlenet");
+  EXPECT_EQ(report.at("nodes"), 4);
+  EXPECT_EQ(report.at("ranks"), 4);
+  EXPECT_EQ(report.at("tensors"), 128);
+  EXPECT_EQ(report.at("bytes"), 53513120);
+  EXPECT_EQ(report.at("wrong"), 0);
+  EXPECT_EQ(report.at("checked"), true);
+  EXPECT_EQ(report.at("iteration_ms").size(), 3u);
+  EXPECT_GT(report.at("median_ms").get<double>(), 0);
+}
+
+TEST(CollbenchCli, EveryToolPrintsItsVersion) {
+  const std::string version(coll::kVersion);
+  std::vector<std::pair<std::string, std::string>> tools{{"collbench", COLLBENCH_PATH},
+                                                         {"collrun", COLLRUN_PATH}};
+#ifdef COLLTOPO_PATH
+  tools.emplace_back("colltopo", COLLTOPO_PATH);
+#endif
+  for (const auto& [tool, path] : tools) {
+    const auto result = run_command(path + " --version", 30);
+    EXPECT_EQ(result.exit_code, 0) << tool << ": " << result.output;
+    EXPECT_EQ(result.output, tool + " " + version + " (libcoll " + version + ")\n");
+  }
 }
 
 TEST(CollbenchCli, PerLayerBreakdownListsEveryTensor) {
@@ -42,12 +65,28 @@ TEST(CollbenchCli, PerLayerBreakdownListsEveryTensor) {
 }
 
 TEST(CollbenchCli, SweepReportsZeroWrongAcrossTypes) {
+  const std::string json = ::testing::TempDir() + "/sweep.json";
   for (const char* type : {"float", "half", "bfloat16", "int32", "uint8", "double"}) {
+    std::remove(json.c_str());  // a run that writes nothing must not pass on the last report
     const auto result = run_command(
-        collbench(std::string("--nodes 3 -b 4 -e 1M -f 16 -n 2 -w 1 -c 1 -o avg -d ") + type), 120);
+        collbench(std::string("--nodes 3 -b 4 -e 1M -f 16 -n 2 -w 1 -c 1 -o avg --json ") + json +
+                  " -d " + type),
+        120);
     EXPECT_EQ(result.exit_code, 0) << result.output;
     EXPECT_NE(result.output.find("Out of bounds values : 0 OK"), std::string::npos)
         << result.output;
+    const auto report = read_json(json);
+    EXPECT_EQ(report.at("mode"), "sweep");
+    EXPECT_EQ(report.at("ranks"), 3);
+    EXPECT_EQ(report.at("op"), "avg");
+    EXPECT_EQ(report.at("wrong_total"), 0) << type;
+    // -b 4 -e 1M -f 16: 4, 64, 1K, 16K and 256K bytes (the smallest rounded to whole elements).
+    ASSERT_EQ(report.at("results").size(), 5u) << type;
+    for (const auto& row : report.at("results")) {
+      EXPECT_LE(row.at("bytes").get<std::size_t>(), std::size_t{1} << 20);
+      EXPECT_EQ(row.at("out_of_place").at("wrong"), 0) << type << " " << row.at("bytes");
+      EXPECT_EQ(row.at("in_place").at("wrong"), 0) << type << " " << row.at("bytes");
+    }
   }
 }
 

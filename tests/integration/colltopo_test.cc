@@ -5,17 +5,19 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "read_json.hpp"
 #include "run_command.hpp"
 
 #ifdef COLLTOPO_PATH
 
 namespace {
 
+using coll::testing::read_json;
 using coll::testing::run_command;
 
 std::string colltopo(const std::string& args) {
@@ -24,13 +26,6 @@ std::string colltopo(const std::string& args) {
 
 std::string fixture(const std::string& name) {
   return std::string(COLL_SOURCE_DIR) + "/topology/fixtures/" + name;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream file(path);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
 }
 
 std::vector<std::string> words(const std::string& line) {
@@ -87,13 +82,20 @@ TEST(Colltopo, TwoEmulatedNodesShowNodesRankMapAndLinkClasses) {
     return out.substr(body, out.find("\n\n", body) - body);
   };
   EXPECT_EQ(tree("node 0 (ranks 0,1): "), tree("node 1 (ranks 2,3): "));
-  const std::string text = read_file(json);
-  EXPECT_NE(text.find("\"num_ranks\":4"), std::string::npos) << text;
-  EXPECT_NE(text.find("\"num_nodes\":2"), std::string::npos) << text;
-  EXPECT_NE(text.find("\"node\":1,"), std::string::npos) << text;
-  EXPECT_NE(text.find("\"a\":0,\"b\":1,\"class\":\"same-node\""), std::string::npos) << text;
-  EXPECT_NE(text.find("\"a\":1,\"b\":2,\"class\":\"cross-node\""), std::string::npos) << text;
-  EXPECT_NE(text.find("\"a\":3,\"b\":2,\"class\":\"same-node\""), std::string::npos) << text;
+  const auto report = read_json(json);
+  EXPECT_EQ(report.at("num_ranks"), 4);
+  EXPECT_EQ(report.at("num_nodes"), 2);
+  ASSERT_EQ(report.at("nodes").size(), 2u);
+  EXPECT_EQ(report.at("nodes")[1].at("node"), 1);
+  EXPECT_EQ(report.at("nodes")[1].at("ranks"), (std::vector<int>{2, 3}));
+  ASSERT_EQ(report.at("ranks").size(), 4u);
+  EXPECT_EQ(report.at("ranks")[2].at("node"), 1);
+  // Every ordered pair once; same node within {0,1} and {2,3}, cross-node otherwise.
+  ASSERT_EQ(report.at("links").size(), 12u);
+  for (const auto& link : report.at("links")) {
+    const int a = link.at("a").get<int>(), b = link.at("b").get<int>();
+    EXPECT_EQ(link.at("class"), a / 2 == b / 2 ? "same-node" : "cross-node") << a << "-" << b;
+  }
 }
 
 TEST(Colltopo, UnevenNodeSizes) {
@@ -126,9 +128,20 @@ TEST(Colltopo, MeasurePrintsFiniteMatrices) {
     }
   }
   EXPECT_NE(result.output.find("slow links:"), std::string::npos) << result.output;
-  const std::string text = read_file(json);
-  EXPECT_NE(text.find("\"gbytes_per_s\":[[null,"), std::string::npos) << text;
-  EXPECT_NE(text.find("\"bytes\":1048576"), std::string::npos) << text;
+  const auto measure = read_json(json).at("measure");
+  EXPECT_EQ(measure.at("bytes"), 1048576);
+  const auto& bandwidth = measure.at("gbytes_per_s");
+  ASSERT_EQ(bandwidth.size(), 4u);
+  for (std::size_t a = 0; a < 4; ++a) {
+    ASSERT_EQ(bandwidth[a].size(), 4u);
+    for (std::size_t b = 0; b < 4; ++b) {
+      if (a == b) {
+        EXPECT_TRUE(bandwidth[a][b].is_null());  // no link to itself
+      } else {
+        EXPECT_GT(bandwidth[a][b].get<double>(), 0) << a << "->" << b;
+      }
+    }
+  }
 }
 
 TEST(Colltopo, P40FixtureShowsGpusNicAndPathClasses) {
@@ -156,10 +169,17 @@ TEST(Colltopo, P40FixtureShowsGpusNicAndPathClasses) {
               std::string::npos)
         << out;
   EXPECT_EQ(out.find("warning"), std::string::npos) << out;
-  const std::string text = read_file(json);
-  EXPECT_NE(text.find("\"a\":\"GPU0\",\"b\":\"GPU1\",\"class\":\"PIX\""), std::string::npos);
-  EXPECT_NE(text.find("\"a\":\"GPU0\",\"b\":\"GPU2\",\"class\":\"SYS\""), std::string::npos);
-  EXPECT_NE(text.find("\"fallback\":false"), std::string::npos);
+  const auto report = read_json(json);
+  ASSERT_EQ(report.at("files").size(), 1u);
+  const auto& file = report.at("files")[0];
+  EXPECT_EQ(file.at("fallback"), false);
+  std::map<std::string, std::string> classes;
+  for (const auto& path : file.at("paths")) {
+    classes[path.at("a").get<std::string>() + "-" + path.at("b").get<std::string>()] =
+        path.at("class").get<std::string>();
+  }
+  EXPECT_EQ(classes["GPU0-GPU1"], "PIX");
+  EXPECT_EQ(classes["GPU0-GPU2"], "SYS");
 }
 
 TEST(Colltopo, Nvlink8AndVmFixtures) {

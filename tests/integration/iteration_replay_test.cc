@@ -2,13 +2,17 @@
 // 0 wrong elements; the trace is Chrome-trace JSON; bad schedule flags are refused.
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
+#include <cstdio>
+#include <set>
+#include <string>
+#include <vector>
 
+#include "read_json.hpp"
 #include "run_command.hpp"
 
 namespace {
 
+using coll::testing::read_json;
 using coll::testing::run_command;
 
 std::string collbench(const std::string& args) {
@@ -16,18 +20,31 @@ std::string collbench(const std::string& args) {
 }
 
 TEST(IterationReplay, EveryModelAndPolicyOverlappedOrNotIsExact) {
-  for (const char* model : {"alexnet", "googlenet", "resnet50"}) {
-    for (const char* fusion : {"none", "threshold:64M", "buckets:25M", "mgwfbp", "auto"}) {
-      for (const char* overlap : {"--overlap", ""}) {
-        const auto result = run_command(
-            collbench(std::string("--ranks-per-node 2 --model-gradients ") + model + " --fusion " +
-                      fusion + " " + overlap + " --compute-scale 0.02 -n 1 -w 0"),
-            120);
-        EXPECT_EQ(result.exit_code, 0) << model << " " << fusion << " " << overlap << "\n"
-                                       << result.output;
-        EXPECT_NE(result.output.find("wrong elements       0\n"), std::string::npos)
-            << result.output;
-        EXPECT_NE(result.output.find("exposed communication"), std::string::npos);
+  const std::string json = ::testing::TempDir() + "/replay.json";
+  const std::vector<std::string> models{"alexnet", "googlenet", "resnet50"};
+  const std::vector<std::string> fusions{"none", "threshold:64M", "buckets:25M", "mgwfbp", "auto"};
+  for (const auto& model : models) {
+    for (const auto& fusion : fusions) {
+      for (const bool overlap : {true, false}) {
+        const std::string what = model + " " + fusion + (overlap ? " --overlap" : "");
+        std::remove(json.c_str());  // a run that writes nothing must not pass on the last report
+        const auto result =
+            run_command(collbench("--ranks-per-node 2 --model-gradients " + model + " --fusion " +
+                                  fusion + (overlap ? " --overlap" : "") +
+                                  " --compute-scale 0.02 -n 1 -w 0 --json " + json),
+                        120);
+        EXPECT_EQ(result.exit_code, 0) << what << "\n" << result.output;
+        EXPECT_NE(result.output.find("exposed communication"), std::string::npos) << what;
+        const auto report = read_json(json);
+        EXPECT_EQ(report.at("mode"), "iteration-replay") << what;
+        EXPECT_EQ(report.at("model"), model);
+        EXPECT_EQ(report.at("overlap"), overlap) << what;
+        EXPECT_EQ(report.at("wrong"), 0) << what;
+        // auto reports the policy it chose; the others report themselves in canonical form.
+        if (fusion == "none" || fusion == "mgwfbp") {
+          EXPECT_EQ(report.at("fusion"), fusion);
+        }
+        EXPECT_FALSE(report.at("buckets").empty()) << what;
       }
     }
   }
@@ -41,16 +58,18 @@ TEST(IterationReplay, TraceIsChromeTraceJsonWithEveryRank) {
                 trace),
       120);
   ASSERT_EQ(result.exit_code, 0) << result.output;
-  std::ifstream file(trace);
-  std::stringstream text;
-  text << file.rdbuf();
-  const std::string json = text.str();
-  EXPECT_EQ(json.rfind("{\"displayTimeUnit\"", 0), 0u) << json.substr(0, 200);
-  EXPECT_NE(json.find("\"traceEvents\""), std::string::npos);
-  EXPECT_NE(json.find("\"pid\":0"), std::string::npos);
-  EXPECT_NE(json.find("\"pid\":1"), std::string::npos);
-  EXPECT_NE(json.find("all-reduce"), std::string::npos);
-  EXPECT_NE(json.find("backward"), std::string::npos);
+  const auto document = read_json(trace);
+  EXPECT_EQ(document.at("displayTimeUnit"), "ms");
+  std::set<int> pids;
+  std::set<std::string> lanes;
+  for (const auto& event : document.at("traceEvents")) {
+    pids.insert(event.at("pid").get<int>());
+    if (event.at("ph") != "X") continue;
+    lanes.insert(event.at("cat").get<std::string>());
+    EXPECT_GE(event.at("dur").get<double>(), 0) << event.at("name");
+  }
+  EXPECT_EQ(pids, (std::set<int>{0, 1}));
+  EXPECT_EQ(lanes, (std::set<std::string>{"backward", "all-reduce"}));
 }
 
 TEST(IterationReplay, BadScheduleFlagsAreOneLineAndExitTwo) {

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "core/clock.hpp"
+#include "coll/clock.hpp"
 #include "run_command.hpp"
 
 namespace {

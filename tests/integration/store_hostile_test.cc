@@ -11,7 +11,7 @@
 
 #include "bootstrap/socket.hpp"
 #include "coll/error.hpp"
-#include "core/clock.hpp"
+#include "coll/clock.hpp"
 #include "run_command.hpp"
 
 namespace {

@@ -23,6 +23,10 @@ struct Shape {
   std::string env = "";
 };
 
+void PrintTo(const Shape& shape, std::ostream* os) {
+  *os << shape.name;
+}
+
 std::vector<Shape> shapes() {
   std::vector<Shape> all;
   for (int n = 1; n <= 9; ++n) {

@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "coll/buffer_pool.hpp"
 #include "coll/comm.hpp"
-#include "core/buffer_pool.hpp"
 #include "exact_data.hpp"
 
 namespace {

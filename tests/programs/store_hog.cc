@@ -13,7 +13,7 @@
 #include "bootstrap/socket.hpp"
 #include "bootstrap/store_client.hpp"
 #include "bootstrap/store_wire.hpp"
-#include "core/clock.hpp"
+#include "coll/clock.hpp"
 
 namespace {
 

@@ -9,8 +9,8 @@
 #include <sstream>
 
 #include "coll/error.hpp"
+#include "coll/schedule/compute_profile.hpp"
 #include "model_table.hpp"
-#include "schedule/compute_profile.hpp"
 
 namespace coll::schedule {
 namespace {

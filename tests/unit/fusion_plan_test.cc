@@ -7,8 +7,8 @@
 #include <random>
 
 #include "coll/error.hpp"
-#include "schedule/fusion_plan.hpp"
-#include "schedule/iteration_sim.hpp"
+#include "coll/schedule/fusion_plan.hpp"
+#include "coll/schedule/iteration_sim.hpp"
 
 namespace coll::schedule {
 namespace {

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "algorithms/registry.hpp"
-#include "core/buffer_pool.hpp"
+#include "coll/buffer_pool.hpp"
 #include "exact_data.hpp"
 #include "transport/inproc_transport.hpp"
 

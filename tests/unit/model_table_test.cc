@@ -73,6 +73,10 @@ std::string name_of(const testing::TestParamInfo<Expected>& info) {
   return std::string(info.param.model) + "_" + info.param.variant;
 }
 
+void PrintTo(const Expected& e, std::ostream* os) {
+  *os << e.model << " " << e.variant;
+}
+
 class ModelTableTest : public testing::TestWithParam<Expected> {};
 
 TEST_P(ModelTableTest, MatchesPaperTotals) {

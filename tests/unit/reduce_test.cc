@@ -18,11 +18,21 @@
 #include <vector>
 
 #include "coll/error.hpp"
-#include "reduce/half.hpp"
+#include "coll/half.hpp"
 #include "reduce/kernels.hpp"
 #include "reduce/reducer.hpp"
 
 namespace coll {
+
+// Parameters print as names ("float32", "sum") rather than as raw enum bytes; outside the
+// anonymous namespace, where argument-dependent lookup finds them.
+void PrintTo(DataType type, std::ostream* os) {
+  *os << dtype_name(type);
+}
+void PrintTo(ReduceOp op, std::ostream* os) {
+  *os << op_name(op);
+}
+
 namespace {
 
 using reduce_detail::Fp16Path;

@@ -13,7 +13,7 @@
 #include "bootstrap/store_server.hpp"
 #include "bootstrap/store_wire.hpp"
 #include "coll/error.hpp"
-#include "core/clock.hpp"
+#include "coll/clock.hpp"
 
 namespace coll {
 namespace {

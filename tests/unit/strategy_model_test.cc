@@ -9,7 +9,7 @@
 #include "model/preset.hpp"
 #include "options.hpp"
 #include "paper_tables.hpp"
-#include "schedule/fusion_plan.hpp"
+#include "coll/schedule/fusion_plan.hpp"
 #include "strategy.hpp"
 
 namespace collbench {

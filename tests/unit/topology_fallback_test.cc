@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "coll/topology/node_topology.hpp"
+#include "coll/topology/path_class.hpp"
 #include "topology/cuda_probe.hpp"
 #include "topology/local_probe.hpp"
-#include "topology/node_topology.hpp"
-#include "topology/path_class.hpp"
 
 namespace coll::topo {
 namespace {

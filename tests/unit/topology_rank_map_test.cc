@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "coll/error.hpp"
-#include "topology/node_topology.hpp"
-#include "topology/rank_map.hpp"
+#include "coll/topology/node_topology.hpp"
+#include "coll/topology/rank_map.hpp"
 
 namespace coll::topo {
 namespace {

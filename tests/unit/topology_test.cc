@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "topology/node_topology.hpp"
-#include "topology/path_class.hpp"
+#include "coll/topology/node_topology.hpp"
+#include "coll/topology/path_class.hpp"
 
 namespace coll::topo {
 namespace {

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "coll/buffer_pool.hpp"
 #include "coll/types.hpp"
-#include "core/buffer_pool.hpp"
 #include "core/memory_type.hpp"
 #include "transport/transport.hpp"
 

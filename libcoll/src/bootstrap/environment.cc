@@ -2,8 +2,8 @@
 #include <string>
 
 #include "bootstrap/bootstrap.hpp"
+#include "coll/env.hpp"
 #include "coll/error.hpp"
-#include "core/env.hpp"
 
 namespace coll {
 

@@ -10,8 +10,8 @@
 #include <cerrno>
 #include <thread>
 
+#include "coll/clock.hpp"
 #include "coll/error.hpp"
-#include "core/clock.hpp"
 
 namespace coll {
 namespace {

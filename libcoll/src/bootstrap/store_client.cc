@@ -5,8 +5,8 @@
 
 #include <cerrno>
 
+#include "coll/clock.hpp"
 #include "coll/error.hpp"
-#include "core/clock.hpp"
 
 namespace coll {
 

@@ -19,8 +19,9 @@
 #include <vector>
 
 #include "bootstrap/socket.hpp"
+#include "bootstrap/store_wire.hpp"
+#include "coll/clock.hpp"
 #include "coll/error.hpp"
-#include "core/clock.hpp"
 
 namespace coll {
 namespace {

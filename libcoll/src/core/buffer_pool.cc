@@ -1,4 +1,4 @@
-#include "core/buffer_pool.hpp"
+#include "coll/buffer_pool.hpp"
 
 #include <sys/mman.h>
 

@@ -1,4 +1,4 @@
-#include "core/env.hpp"
+#include "coll/env.hpp"
 
 #include <cctype>
 #include <cstdlib>

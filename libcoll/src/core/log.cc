@@ -6,7 +6,7 @@
 #include <cctype>
 #include <string>
 
-#include "core/env.hpp"
+#include "coll/env.hpp"
 
 namespace coll {
 

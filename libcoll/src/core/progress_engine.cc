@@ -1,6 +1,6 @@
 #include "core/progress_engine.hpp"
 
-#include "core/clock.hpp"
+#include "coll/clock.hpp"
 
 namespace coll {
 

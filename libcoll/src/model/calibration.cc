@@ -12,9 +12,9 @@
 #include <string_view>
 #include <vector>
 
-#include "core/buffer_pool.hpp"
-#include "core/clock.hpp"
-#include "core/env.hpp"
+#include "coll/buffer_pool.hpp"
+#include "coll/clock.hpp"
+#include "coll/env.hpp"
 #include "model/parameter_file.hpp"
 #include "model/preset.hpp"
 #include "reduce/reducer.hpp"

@@ -1,6 +1,6 @@
 #include "model/resolve_params.hpp"
 
-#include "core/env.hpp"
+#include "coll/env.hpp"
 #include "model/calibration.hpp"
 #include "model/preset.hpp"
 

@@ -1,7 +1,7 @@
 // Bfloat16 kernels: widen to float32 (a shift), operate, round back to nearest-even. The
 // conversions are branch-free integer code, so GCC vectorizes the whole loop for each ISA level.
 // (VCVTNEPS2BF16 is not used: it flushes subnormals to zero.)
-#include "reduce/half.hpp"
+#include "coll/half.hpp"
 #include "reduce/kernels.hpp"
 #include "reduce/ops.hpp"
 

@@ -1,7 +1,7 @@
 // Float16 kernels: widen to float32, operate, round back to nearest-even. The conversions use
 // VCVTPH2PS/VCVTPS2PH (AVX-512 or F16C) where the CPU has them, else the portable code in
 // half.hpp, which rounds identically; the SIMD loops hand their tails to the portable code.
-#include "reduce/half.hpp"
+#include "coll/half.hpp"
 #include "reduce/kernels.hpp"
 #include "reduce/ops.hpp"
 

@@ -14,7 +14,7 @@
 //    mini-batches (weak scaling, as the paper's framework comparison ran every GPU count with a
 //    fixed per-GPU batch); 1024 x 227^2 AlexNet activations fit the P40's 24 GB. This reading is
 //    an assumption: the paper's own setting table (T4) is not available to us.
-#include "schedule/compute_profile.hpp"
+#include "coll/schedule/compute_profile.hpp"
 
 #include <cmath>
 #include <fstream>

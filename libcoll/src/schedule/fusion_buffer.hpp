@@ -6,8 +6,8 @@
 #include <cstddef>
 #include <span>
 
+#include "coll/buffer_pool.hpp"
 #include "coll/comm.hpp"
-#include "core/buffer_pool.hpp"
 
 namespace coll::schedule {
 

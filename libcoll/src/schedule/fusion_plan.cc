@@ -14,9 +14,9 @@
 //   E(0) = 0,  E(k) = min over j < k of max(r_{k-1}, E(j)) + D(j, k).
 // The plan follows the argmins back from E(n); iteration time = max(r_{n-1}, E(n)) = E(n). It is
 // O(n^2) cost evaluations, any cost function, and ties go to the larger last bucket.
-#include "schedule/fusion_plan.hpp"
+#include "coll/schedule/fusion_plan.hpp"
 
-#include "core/env.hpp"
+#include "coll/env.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -25,7 +25,7 @@
 #include <sstream>
 
 #include "coll/error.hpp"
-#include "schedule/iteration_sim.hpp"
+#include "coll/schedule/iteration_sim.hpp"
 
 namespace coll::schedule {
 namespace {

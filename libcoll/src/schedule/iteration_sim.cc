@@ -1,5 +1,5 @@
 // The WFBP timeline model; see iteration_sim.hpp.
-#include "schedule/iteration_sim.hpp"
+#include "coll/schedule/iteration_sim.hpp"
 
 #include <algorithm>
 #include <string>

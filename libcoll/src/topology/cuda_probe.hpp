@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "topology/node_topology.hpp"
+#include "coll/topology/node_topology.hpp"
 
 namespace coll::topo::detail {
 

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "topology/node_topology.hpp"
+#include "coll/topology/node_topology.hpp"
 
 namespace coll::topo::detail {
 

@@ -1,6 +1,6 @@
 // discover_local() and load_xml(): run hwloc, read its result, and turn every failure into a
 // warning plus a topology that still works.
-#include "topology/node_topology.hpp"
+#include "coll/topology/node_topology.hpp"
 
 #include <unistd.h>
 

@@ -1,5 +1,5 @@
 // Path classes from the bridge chains that node_topology recorded for each device.
-#include "topology/path_class.hpp"
+#include "coll/topology/path_class.hpp"
 
 #include <algorithm>
 #include <cstdint>

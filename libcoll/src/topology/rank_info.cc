@@ -1,7 +1,7 @@
 // RankInfo text form: a header line, then one "key=value" line per field, in a fixed order.
 // Values are percent-encoded where they hold '%', spaces, control or non-ASCII bytes, so that a
 // line break can never come from a value.
-#include "topology/rank_info.hpp"
+#include "coll/topology/rank_info.hpp"
 
 #include <unistd.h>
 
@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "coll/error.hpp"
-#include "topology/path_class.hpp"
+#include "coll/topology/path_class.hpp"
 
 namespace coll::topo {
 namespace {

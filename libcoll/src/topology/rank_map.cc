@@ -1,5 +1,5 @@
 // Groups ranks into nodes and classifies every rank pair.
-#include "topology/rank_map.hpp"
+#include "coll/topology/rank_map.hpp"
 
 #include <map>
 #include <string>

@@ -8,8 +8,8 @@
 
 #include "bootstrap/bootstrap.hpp"
 #include "coll/error.hpp"
-#include "core/clock.hpp"
-#include "core/env.hpp"
+#include "coll/clock.hpp"
+#include "coll/env.hpp"
 #include "transport/transport_registry.hpp"
 #include "transport/ucx_worker.hpp"
 #include "transport/waiter.hpp"

@@ -10,7 +10,7 @@
 
 #include "bootstrap/bootstrap.hpp"
 #include "coll/error.hpp"
-#include "core/clock.hpp"
+#include "coll/clock.hpp"
 
 namespace coll {
 namespace {

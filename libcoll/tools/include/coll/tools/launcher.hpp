@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace coll {
+namespace coll::tools {
 
 struct LaunchSpec {
   std::string program;            // executable each rank runs
@@ -35,4 +35,4 @@ bool is_rank_process();
 // launch itself as its ranks.
 std::string own_executable();
 
-}  // namespace coll
+}  // namespace coll::tools

@@ -8,8 +8,8 @@
 #include <cstddef>
 #include <vector>
 
-#include "schedule/compute_profile.hpp"
-#include "schedule/fusion_plan.hpp"
+#include "coll/schedule/compute_profile.hpp"
+#include "coll/schedule/fusion_plan.hpp"
 
 namespace coll::schedule {
 

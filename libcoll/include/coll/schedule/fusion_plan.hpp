@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "schedule/compute_profile.hpp"
+#include "coll/schedule/compute_profile.hpp"
 
 namespace coll::schedule {
 

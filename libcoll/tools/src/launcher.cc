@@ -1,4 +1,4 @@
-#include "bootstrap/launcher.hpp"
+#include "coll/tools/launcher.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -14,13 +14,13 @@
 #include <iostream>
 
 #include "bootstrap/store_server.hpp"
+#include "coll/clock.hpp"
+#include "coll/env.hpp"
 #include "coll/error.hpp"
-#include "core/clock.hpp"
-#include "core/env.hpp"
 
 extern char** environ;
 
-namespace coll {
+namespace coll::tools {
 namespace {
 
 volatile std::sig_atomic_t interrupted_by = 0;
@@ -293,4 +293,4 @@ int launch_local(const LaunchSpec& spec) {
   return 0;
 }
 
-}  // namespace coll
+}  // namespace coll::tools

@@ -1,46 +1,35 @@
 // Chrome trace writer. Format: the "Trace Event Format" document (Google, the JSON Object Format
 // with a "traceEvents" array); "X" events carry ts and dur in microseconds, "M" events name
 // processes and threads.
-#include "schedule/chrome_trace.hpp"
-
-#include "core/json_string.hpp"
+#include "coll/tools/chrome_trace.hpp"
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <fstream>
+
+#include <nlohmann/json.hpp>
 
 #include "coll/error.hpp"
 
-namespace coll::schedule {
+namespace coll::tools {
 namespace {
 
-void append_string(std::string& out, const std::string& text) {
-  out += json_quoted(text);
-}
+using Json = nlohmann::ordered_json;
 
-void append_number(std::string& out, double value, const char* what) {
+double finite(double value, const char* what) {
   if (!std::isfinite(value)) {
     throw Error(Status::InvalidArgument, std::string("chrome trace: ") + what + " is not finite");
   }
-  char text[64];
-  std::snprintf(text, sizeof text, "%.17g", value);
-  out += text;
+  return value;
 }
 
 // Microseconds, rounded to the nanosecond.
-void append_micros(std::string& out, double seconds, const char* what) {
-  append_number(out, std::round(seconds * 1e9) / 1e3, what);
+double micros(double seconds, const char* what) {
+  return finite(std::round(seconds * 1e9) / 1e3, what);
 }
 
-void append_metadata(std::string& out, const char* kind, int pid, int tid,
-                     const std::string& name) {
-  out += "{\"ph\":\"M\",\"name\":\"";
-  out += kind;
-  out += "\",\"pid\":" + std::to_string(pid) + ",\"tid\":" + std::to_string(tid);
-  out += ",\"args\":{\"name\":";
-  append_string(out, name);
-  out += "}}";
+Json metadata(const char* kind, int pid, int tid, const std::string& name) {
+  return {{"ph", "M"}, {"name", kind}, {"pid", pid}, {"tid", tid}, {"args", {{"name", name}}}};
 }
 
 }  // namespace
@@ -49,11 +38,7 @@ std::string chrome_trace_json(const std::vector<TraceEvent>& events) {
   std::vector<std::string> lanes;          // tid = position + 1
   std::vector<std::pair<int, int>> named;  // (rank, tid) pairs with a thread_name event
   std::vector<int> ranks;
-  std::string body;
-  auto add = [&body](const std::string& event) {
-    body += body.empty() ? "\n" : ",\n";
-    body += event;
-  };
+  Json trace_events = Json::array();
   for (const TraceEvent& event : events) {
     if (event.duration_s < 0) {
       throw Error(Status::InvalidArgument,
@@ -63,45 +48,34 @@ std::string chrome_trace_json(const std::vector<TraceEvent>& events) {
     while (lane < lanes.size() && lanes[lane] != event.lane) ++lane;
     if (lane == lanes.size()) lanes.push_back(event.lane);
     const int tid = static_cast<int>(lane) + 1;
-    std::string text;
     if (std::find(ranks.begin(), ranks.end(), event.rank) == ranks.end()) {
       ranks.push_back(event.rank);
-      append_metadata(text, "process_name", event.rank, 0, "rank " + std::to_string(event.rank));
-      add(text);
-      text.clear();
+      trace_events.push_back(
+          metadata("process_name", event.rank, 0, "rank " + std::to_string(event.rank)));
     }
     if (std::find(named.begin(), named.end(), std::make_pair(event.rank, tid)) == named.end()) {
       named.emplace_back(event.rank, tid);
-      append_metadata(text, "thread_name", event.rank, tid, event.lane);
-      add(text);
-      text.clear();
+      trace_events.push_back(metadata("thread_name", event.rank, tid, event.lane));
     }
-    text += "{\"ph\":\"X\",\"name\":";
-    append_string(text, event.name);
-    text += ",\"cat\":";
-    append_string(text, event.lane);
-    text += ",\"pid\":" + std::to_string(event.rank) + ",\"tid\":" + std::to_string(tid);
-    text += ",\"ts\":";
-    append_micros(text, event.start_s, "start time");
-    text += ",\"dur\":";
-    append_micros(text, event.duration_s, "duration");
-    text += ",\"args\":{";
-    bool first = true;
+    Json args = Json::object();
     for (const auto& [key, value] : event.args) {
-      if (!first) text += ',';
-      first = false;
-      append_string(text, key);
-      text += ':';
       if (const auto* number = std::get_if<double>(&value)) {
-        append_number(text, *number, "argument");
+        args[key] = finite(*number, "argument");
       } else {
-        append_string(text, std::get<std::string>(value));
+        args[key] = std::get<std::string>(value);
       }
     }
-    text += "}}";
-    add(text);
+    trace_events.push_back({{"ph", "X"},
+                            {"name", event.name},
+                            {"cat", event.lane},
+                            {"pid", event.rank},
+                            {"tid", tid},
+                            {"ts", micros(event.start_s, "start time")},
+                            {"dur", micros(event.duration_s, "duration")},
+                            {"args", std::move(args)}});
   }
-  return "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[" + body + "\n]}\n";
+  const Json document = {{"displayTimeUnit", "ms"}, {"traceEvents", std::move(trace_events)}};
+  return document.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
 void write_chrome_trace(const std::string& path, const std::vector<TraceEvent>& events) {
@@ -112,8 +86,9 @@ void write_chrome_trace(const std::string& path, const std::vector<TraceEvent>& 
   if (!out) throw Error(Status::SystemError, "cannot write chrome trace '" + path + "'");
 }
 
-std::vector<TraceEvent> simulation_events(const SimResult& result, const std::vector<Bucket>& plan,
-                                          const ComputeProfile& profile, int rank) {
+std::vector<TraceEvent> simulation_events(const schedule::SimResult& result,
+                                          const std::vector<schedule::Bucket>& plan,
+                                          const schedule::ComputeProfile& profile, int rank) {
   std::vector<TraceEvent> events;
   double time = 0;
   for (std::size_t i = 0; i < profile.backward_s.size(); ++i) {
@@ -129,7 +104,7 @@ std::vector<TraceEvent> simulation_events(const SimResult& result, const std::ve
     time += duration;
   }
   for (std::size_t b = 0; b < result.buckets.size() && b < plan.size(); ++b) {
-    const BucketTiming& timing = result.buckets[b];
+    const schedule::BucketTiming& timing = result.buckets[b];
     events.push_back(
         {rank,
          "comm",
@@ -143,4 +118,4 @@ std::vector<TraceEvent> simulation_events(const SimResult& result, const std::ve
   return events;
 }
 
-}  // namespace coll::schedule
+}  // namespace coll::tools

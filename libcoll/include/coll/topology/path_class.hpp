@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-#include "topology/node_topology.hpp"
+#include "coll/topology/node_topology.hpp"
 
 namespace coll::topo {
 

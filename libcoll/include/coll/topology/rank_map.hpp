@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "topology/rank_info.hpp"
+#include "coll/topology/rank_info.hpp"
 
 namespace coll::topo {
 

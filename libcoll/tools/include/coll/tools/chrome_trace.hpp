@@ -8,10 +8,10 @@
 #include <variant>
 #include <vector>
 
-#include "schedule/compute_profile.hpp"
-#include "schedule/iteration_sim.hpp"
+#include "coll/schedule/compute_profile.hpp"
+#include "coll/schedule/iteration_sim.hpp"
 
-namespace coll::schedule {
+namespace coll::tools {
 
 using TraceArg = std::variant<std::string, double>;
 
@@ -34,7 +34,8 @@ void write_chrome_trace(const std::string& path, const std::vector<TraceEvent>& 
 // A simulated iteration as events: one "compute" event per layer (a run of tensors that starts
 // with a non-zero backward time) named "backward <first tensor index>", and one "comm" event per
 // bucket named "allreduce <bucket index>" with its bytes and tensor range as arguments.
-std::vector<TraceEvent> simulation_events(const SimResult& result, const std::vector<Bucket>& plan,
-                                          const ComputeProfile& profile, int rank);
+std::vector<TraceEvent> simulation_events(const schedule::SimResult& result,
+                                          const std::vector<schedule::Bucket>& plan,
+                                          const schedule::ComputeProfile& profile, int rank);
 
-}  // namespace coll::schedule
+}  // namespace coll::tools
