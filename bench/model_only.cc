@@ -6,12 +6,12 @@
 #include <nlohmann/json.hpp>
 
 #include "coll/error.hpp"
+#include "coll/tools/chrome_trace.hpp"
 #include "comm_config.hpp"
 #include "iteration_model.hpp"
 #include "model/preset.hpp"
 #include "model/resolve_params.hpp"
 #include "model_table.hpp"
-#include "coll/tools/chrome_trace.hpp"
 #include "strategy.hpp"
 
 namespace collbench {
@@ -139,8 +139,7 @@ int model_iteration_report(const Options& options) {
                  {"buckets", buckets}});
   if (!options.trace_path.empty()) {  // the model's timeline is the same on every rank
     coll::tools::write_chrome_trace(
-        options.trace_path,
-        coll::tools::simulation_events(it.timeline, it.buckets, it.profile, 0));
+        options.trace_path, coll::tools::simulation_events(it.timeline, it.buckets, it.profile, 0));
     std::printf("# modelled timeline written to %s\n", options.trace_path.c_str());
   }
   return 0;

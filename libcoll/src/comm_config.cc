@@ -1,7 +1,7 @@
 #include "comm_config.hpp"
 
-#include "coll/error.hpp"
 #include "coll/env.hpp"
+#include "coll/error.hpp"
 #include "core/log.hpp"
 
 namespace coll {

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "bootstrap/socket.hpp"
-#include "coll/error.hpp"
 #include "coll/clock.hpp"
+#include "coll/error.hpp"
 #include "run_command.hpp"
 
 namespace {

@@ -12,8 +12,8 @@
 #include "bootstrap/store_client.hpp"
 #include "bootstrap/store_server.hpp"
 #include "bootstrap/store_wire.hpp"
-#include "coll/error.hpp"
 #include "coll/clock.hpp"
+#include "coll/error.hpp"
 
 namespace coll {
 namespace {

@@ -5,11 +5,11 @@
 
 #include "algorithms/selector.hpp"
 #include "coll/error.hpp"
+#include "coll/schedule/fusion_plan.hpp"
 #include "iteration_model.hpp"
 #include "model/preset.hpp"
 #include "options.hpp"
 #include "paper_tables.hpp"
-#include "coll/schedule/fusion_plan.hpp"
 #include "strategy.hpp"
 
 namespace collbench {

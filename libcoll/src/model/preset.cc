@@ -4,9 +4,10 @@
 // 4 Tesla P40 on PCIe 3.0 x16, nodes joined by 56 Gb/s FDR InfiniBand, one HCA per node, GPU
 // data staged through host memory (no GPUDirect in the frameworks of 2017). Not data-sheet
 // numbers: fitted to the all-reduce times the paper's group measured on it (T = a + b*M at 2,
-// 4, 8 and 16 workers, constants of their public MG-WFBP code) by scripts/fit_cost_presets.py, which documents the derivation and
-// prints the errors (the flat ring is within 10 % of the 16-worker fit and within 13.2 % of the
-// 2-, 4- and 8-worker fits at 4, 25 and 100 MiB; tests/unit/cost_preset_fit_test.cc pins it):
+// 4, 8 and 16 workers, constants of their public MG-WFBP code) by scripts/fit_cost_presets.py,
+// which documents the derivation and prints the errors (the flat ring is within 10 % of the
+// 16-worker fit and within 13.2 % of the 2-, 4- and 8-worker fits at 4, 25 and 100 MiB;
+// tests/unit/cost_preset_fit_test.cc pins it):
 //  - intra: alpha 7.0 us (the 4-worker intercept over its 6 steps: a staged cudaMemcpy pair),
 //    beta 9.40e-11 s/B (10.6 GB/s: the 2-worker slope less its reduction term), and the node's
 //    staging path 3.32e-11 s/B (30 GB/s) shared by its concurrent copies: four GPUs copying at

@@ -7,9 +7,9 @@
 #include <unordered_set>
 
 #include "bootstrap/bootstrap.hpp"
-#include "coll/error.hpp"
 #include "coll/clock.hpp"
 #include "coll/env.hpp"
+#include "coll/error.hpp"
 #include "transport/transport_registry.hpp"
 #include "transport/ucx_worker.hpp"
 #include "transport/waiter.hpp"

@@ -9,8 +9,8 @@
 #include <cstdio>
 
 #include "bootstrap/bootstrap.hpp"
-#include "coll/error.hpp"
 #include "coll/clock.hpp"
+#include "coll/error.hpp"
 
 namespace coll {
 namespace {
