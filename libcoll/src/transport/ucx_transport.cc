@@ -113,7 +113,7 @@ UcxTransport::UcxTransport(Bootstrap& bootstrap, const std::vector<int>& node_of
 UcxTransport::~UcxTransport() {
   // Peers may still be finishing their last receives: close gracefully after a barrier when the
   // job is healthy, forcefully when it is being torn down after a failure.
-  bool healthy = !bootstrap_.abort_reason().has_value();
+  bool healthy = !bootstrap_.abort_reason().has_value() && !interrupted();
   if (healthy) {
     try {
       bootstrap_.barrier("ucx/close");
@@ -253,6 +253,7 @@ bool UcxTransport::test(Request& request) {
 }
 
 void UcxTransport::check_abort() {
+  check_interrupt();
   if (auto reason = bootstrap_.abort_reason()) {
     throw Error(Status::RemoteError, "job aborted: " + *reason);
   }
