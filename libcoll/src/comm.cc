@@ -469,7 +469,7 @@ std::unique_ptr<Comm> Comm::split(int color, int key) {
 }
 
 void Comm::abort() {
-  impl_->transport.interrupt("rank " + std::to_string(rank()) + ": the communicator was aborted");
+  impl_->transport.interrupt("the communicator was aborted (Comm::abort or collCommAbort)");
 }
 
 std::string Comm::version() {
