@@ -38,7 +38,8 @@ std::vector<std::string> split_list(const std::string& text) {
 Options parse_options(int argc, const char* const* argv) {
   Options options;
   std::string node_sizes;
-  std::string min_bytes = "8", max_bytes = "32M", type = "float", op = "sum", algo;
+  std::string min_bytes = "8", max_bytes = "32M", type = "float", op = "sum", algo,
+              collective = "allreduce";
   int check = 1;
   bool no_check = false;
   po::options_description job("Job");
@@ -66,6 +67,8 @@ Options parse_options(int argc, const char* const* argv) {
       "datatype,d", po::value(&type)->default_value("float"),
       "int8 uint8 int32 uint32 int64 uint64 half float double bfloat16")(
       "op,o", po::value(&op)->default_value("sum"), "sum prod max min avg")(
+      "coll", po::value(&collective)->default_value("allreduce"),
+      "collective to sweep: allreduce broadcast reduce allgather reducescatter")(
       "algo", po::value(&algo),
       "all-reduce algorithm(s), comma separated, 'auto' (the cost model's choice) or 'all'")(
       "json", po::value(&options.json_path), "write every number printed to this JSON file");
@@ -146,6 +149,19 @@ Options parse_options(int argc, const char* const* argv) {
   const auto parsed_op = coll::parse_op(op);
   if (!parsed_op) throw UsageError("-o/--op: unknown operation '" + op + "'");
   options.op = *parsed_op;
+
+  const auto parsed_collective = parse_sweep_kind(collective);
+  if (!parsed_collective) {
+    throw UsageError("--coll: unknown collective '" + collective +
+                     "'; known: " + sweep_kind_names());
+  }
+  options.collective = *parsed_collective;
+  if (options.collective != SweepKind::AllReduce &&
+      (!algo.empty() || options.explain || !options.model.empty() || options.calibrate)) {
+    throw UsageError("--coll " + collective +
+                     " sweeps sizes with the collective's one algorithm (no --algo, --explain, "
+                     "--model-gradients or --calibrate)");
+  }
 
   const auto known = coll::Comm::algorithms();
   options.algorithms = algo == "all" ? known : split_list(algo);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "coll/types.hpp"
+#include "sweep_collective.hpp"
 
 namespace collbench {
 
@@ -24,6 +25,7 @@ struct Options {
   int ps_servers = 0;  // --ps-servers: exported as COLL_PS_SERVERS (0: leave the environment)
 
   // Sweep mode, nccl-tests style.
+  SweepKind collective = SweepKind::AllReduce;  // --coll
   std::size_t min_bytes = 8;
   std::size_t max_bytes = 32u << 20;
   std::size_t step_factor = 2;
