@@ -10,6 +10,7 @@
 #include "core/env.hpp"
 #include "model/preset.hpp"
 #include "model_table.hpp"
+#include "models_dir.hpp"
 #include "schedule/fusion_plan.hpp"
 
 namespace po = boost::program_options;
@@ -78,7 +79,7 @@ Options parse_options(int argc, const char* const* argv) {
       "model-variant", po::value(&options.model_variant),
       "model definition the tensors come from (default per model; see bench/models)")(
       "per-layer", po::bool_switch(&options.per_layer), "print the per-tensor breakdown")(
-      "models-dir", po::value(&options.models_dir)->default_value(COLL_MODELS_DIR),
+      "models-dir", po::value(&options.models_dir)->default_value(default_models_dir()),
       "directory of the model tables")(
       "fusion", po::value(&options.fusion)->default_value("none"),
       "gradient fusion: none, threshold:BYTES (Horovod), buckets:BYTES (DDP), mgwfbp, auto")(
