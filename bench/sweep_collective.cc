@@ -2,7 +2,6 @@
 
 #include <array>
 #include <cstring>
-#include <vector>
 
 #include "exact_data.hpp"
 
@@ -21,20 +20,6 @@ constexpr int kRoot = 0;
 
 bool blocked(SweepKind kind) {
   return kind == SweepKind::AllGather || kind == SweepKind::ReduceScatter;
-}
-
-// Elements that differ bit for bit from rank `source`'s input (as filled for `op`) for elements
-// [first, first + count).
-std::size_t differs_from_input(coll::DataType type, coll::ReduceOp op, int source,
-                               const std::byte* data, std::size_t count, std::size_t first) {
-  const std::size_t elem = coll::dtype_size(type);
-  std::vector<std::byte> expected(count * elem + 1);
-  fill_input(type, op, source, expected.data(), count, first);
-  std::size_t wrong = 0;
-  for (std::size_t i = 0; i < count; ++i) {
-    wrong += std::memcmp(expected.data() + i * elem, data + i * elem, elem) != 0;
-  }
-  return wrong;
 }
 
 }  // namespace
@@ -136,14 +121,14 @@ std::size_t SweepCollective::wrong(const std::byte* input, const std::byte* recv
     case SweepKind::AllReduce:
       return count_wrong(type_, op_, ranks, recv, total);
     case SweepKind::Broadcast:
-      return differs_from_input(type_, op_, kRoot, recv, total, 0);
+      return count_unlike_input(type_, op_, kRoot, recv, total, 0);
     case SweepKind::Reduce:
       return comm_.rank() == kRoot ? count_wrong(type_, op_, ranks, recv, total) : 0;
     case SweepKind::AllGather: {
       std::size_t wrong = 0;
       for (int r = 0; r < ranks; ++r) {
         const std::size_t first = std::size_t(r) * block(total);
-        wrong += differs_from_input(type_, op_, r, recv + first * elem, block(total), first);
+        wrong += count_unlike_input(type_, op_, r, recv + first * elem, block(total), first);
       }
       return wrong;
     }

@@ -23,19 +23,6 @@ namespace {
 using coll::DataType;
 using coll::ReduceOp;
 
-// Bytes of `data` that differ from rank `rank`'s exact input for elements [first, first+count).
-std::size_t differs_from_input(DataType type, int rank, const std::byte* data, std::size_t count,
-                               std::size_t first = 0) {
-  const std::size_t elem = coll::dtype_size(type);
-  std::vector<std::byte> expected(count * elem + 1);
-  collbench::fill_input(type, ReduceOp::Sum, rank, expected.data(), count, first);
-  std::size_t wrong = 0;
-  for (std::size_t i = 0; i < count; ++i) {
-    wrong += std::memcmp(expected.data() + i * elem, data + i * elem, elem) != 0;
-  }
-  return wrong;
-}
-
 struct Checker {
   coll::Comm& comm;
   coll::BufferPool pool;
@@ -59,7 +46,7 @@ struct Checker {
     if (comm.rank() == root) collbench::fill_input(type, ReduceOp::Sum, root, input, count);
     comm.broadcast(input, recv.data(), count, type, root);
     report("broadcast", type, ReduceOp::Sum, count, in_place,
-           differs_from_input(type, root, recv.data(), count));
+           collbench::count_unlike_input(type, ReduceOp::Sum, root, recv.data(), count));
   }
 
   void reduce(DataType type, ReduceOp op, std::size_t count, int root, bool in_place) {
@@ -86,7 +73,8 @@ struct Checker {
     comm.allgather(input, recv.data(), count, type);
     std::size_t bad = 0;
     for (int r = 0; r < comm.size(); ++r) {
-      bad += differs_from_input(type, r, recv.data() + static_cast<std::size_t>(r) * bytes, count);
+      bad += collbench::count_unlike_input(
+          type, ReduceOp::Sum, r, recv.data() + static_cast<std::size_t>(r) * bytes, count);
     }
     report("allgather", type, ReduceOp::Sum, count, in_place, bad);
   }
