@@ -8,6 +8,7 @@ packages=(
   libucx-dev ucx-utils libopenmpi-dev openmpi-bin libhwloc-dev hwloc
   libibverbs-dev rdma-core ibverbs-providers librdmacm-dev
   libboost-program-options-dev libgtest-dev procps
+  python3-mpi4py python3-numpy python3-torch libtorch-dev pybind11-dev python3-dev
 )
 
 missing=()

@@ -44,13 +44,15 @@ def check_collectives(dist, torch, rank, size):
         for count in (0, 1, size - 1, 1000, 65537):
             index = torch.arange(count, dtype=torch.int64)
             for name, op in ops.items():
-                def values(r):
+                def base(r):  # int64, so that the expected value is computed exactly
                     if name == "product":
-                        return (1 + (index + r) % 2).to(dtype)
-                    return ((index * 7 + r * 3) % 11).to(dtype)
-                want = torch.stack([values(r) for r in range(size)])
-                want = {"sum": want.sum(0), "product": want.prod(0), "min": want.min(0).values,
-                        "max": want.max(0).values}[name].to(dtype) if count else values(0)
+                        return 1 + (index + r) % 2
+                    return (index * 7 + r * 3) % 11
+                stacked = torch.stack([base(r) for r in range(size)])
+                want = {"sum": stacked.sum(0), "product": stacked.prod(0),
+                        "min": stacked.min(0).values if count else index,
+                        "max": stacked.max(0).values if count else index}[name].to(dtype)
+                values = lambda r: base(r).to(dtype)  # noqa: E731
                 tensor = values(rank)
                 work = dist.all_reduce(tensor, op=op, async_op=True)
                 work.wait()
@@ -67,6 +69,13 @@ def check_collectives(dist, torch, rank, size):
             dist.broadcast(tensor, src=root)
             if not torch.equal(tensor, (index + root).to(dtype)):
                 sys.exit(f"rank {rank}: broadcast {dtype} count {count} wrong")
+            contributions = torch.stack([(index * 7 + r * 3) % 11 for r in range(size)])
+            for root in range(size):
+                tensor = contributions[rank].to(dtype)
+                dist.reduce(tensor, dst=root, op=dist.ReduceOp.MAX)
+                if rank == root and count and not torch.equal(
+                        tensor, contributions.max(0).values.to(dtype)):
+                    sys.exit(f"rank {rank}: reduce {dtype} count {count} to {root} wrong")
             gathered = [torch.empty(count, dtype=dtype) for _ in range(size)]
             dist.all_gather(gathered, (index % 5 + rank).to(dtype))
             if any(not torch.equal(g, (index % 5 + r).to(dtype)) for r, g in enumerate(gathered)):
