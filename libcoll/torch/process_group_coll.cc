@@ -1,5 +1,7 @@
 #include "process_group_coll.hpp"
 
+#include <Python.h>
+
 #include <stdexcept>
 
 #include "collective_work.hpp"
@@ -12,7 +14,17 @@ ProcessGroupColl::ProcessGroupColl(const c10::intrusive_ptr<c10d::Store>& store,
       comm_(Comm::from_exchange(rank, size, std::make_unique<StoreExchange>(store, rank, size))),
       engine_(std::make_unique<ProgressEngine>()) {}
 
-ProcessGroupColl::~ProcessGroupColl() = default;
+ProcessGroupColl::~ProcessGroupColl() {
+  // Finished collectives release their tensors on the engine thread, and freeing a tensor that
+  // has a Python object takes the GIL: drain the engine without holding it (destroy_process_group
+  // holds it), or that thread and this one wait for each other. Destroying the communicator is
+  // collective, so other Python threads may run meanwhile too.
+  PyThreadState* released =
+      Py_IsInitialized() && PyGILState_Check() ? PyEval_SaveThread() : nullptr;
+  engine_.reset();
+  comm_.reset();
+  if (released != nullptr) PyEval_RestoreThread(released);
+}
 
 c10::intrusive_ptr<c10d::ProcessGroup> ProcessGroupColl::create(
     const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,

@@ -7,6 +7,7 @@ usage: ddp_check.py --module-dir DIR [--ranks N] [--steps S] [--hidden H] [--che
 Each rank is this script with --worker, started on 127.0.0.1 with a TCPStore rendezvous.
 """
 import argparse
+import datetime
 import json
 import os
 import socket
@@ -97,6 +98,10 @@ def check_collectives(dist, torch, rank, size):
                  ["coll backend", "rank"], rank)
 
 
+# Bounds every rendezvous wait, so that a rank stuck in the store fails the test instead of hanging.
+STORE_TIMEOUT = datetime.timedelta(seconds=300)
+
+
 def worker(args):
     import torch
     import torch.distributed as dist
@@ -107,13 +112,13 @@ def worker(args):
         import coll_torch  # noqa: F401  registers the backend
     rank, size = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     dist.init_process_group(args.backend, init_method=f"tcp://127.0.0.1:{args.port}",
-                            rank=rank, world_size=size)
+                            rank=rank, world_size=size, timeout=STORE_TIMEOUT)
     if args.check_collectives and args.backend == "coll":
         check_collectives(dist, torch, rank, size)
         # A collective that failed leaves the communicator unusable: start a fresh group.
         dist.destroy_process_group()
         dist.init_process_group(args.backend, init_method=f"tcp://127.0.0.1:{args.port2}",
-                                rank=rank, world_size=size)
+                                rank=rank, world_size=size, timeout=STORE_TIMEOUT)
 
     torch.manual_seed(0)
     torch.set_num_threads(1)
