@@ -167,6 +167,12 @@ std::unique_ptr<Comm> Comm::from_store(const std::string& address, const std::st
       new Comm(Impl::whole(std::make_shared<CommFamily>(config, std::move(bootstrap)))));
 }
 
+std::unique_ptr<Comm> Comm::from_exchange(int rank, int size, std::unique_ptr<Exchange> exchange) {
+  auto bootstrap = make_exchange_bootstrap(rank, size, std::move(exchange));
+  return std::unique_ptr<Comm>(new Comm(
+      Impl::whole(std::make_shared<CommFamily>(Config::from_environment(), std::move(bootstrap)))));
+}
+
 int Comm::rank() const {
   return impl_->world.me;
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "coll/error.hpp"
+#include "coll/exchange.hpp"
 #include "coll/types.hpp"
 
 namespace coll {
@@ -53,6 +54,10 @@ class Comm {
   // Joins the store at `address` ("host:port") presenting the job's `token`.
   static std::unique_ptr<Comm> from_store(const std::string& address, const std::string& token,
                                           int rank, int size);
+  // Over an exchange the caller provides (collective over `size` ranks); the communicator owns
+  // it and uses it again when destroyed.
+  static std::unique_ptr<Comm> from_exchange(int rank, int size,
+                                             std::unique_ptr<Exchange> exchange);
   ~Comm();
   Comm(const Comm&) = delete;
   Comm& operator=(const Comm&) = delete;
