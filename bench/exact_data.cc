@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "coll/half.hpp"
 
@@ -115,6 +116,19 @@ std::size_t count_wrong(DataType type, ReduceOp op, int ranks, const void* data,
   for (std::size_t i = 0; i < count; ++i) {
     store(type, reduced_value(op, ranks, first + i), divisor, expected);
     wrong += std::memcmp(expected, bytes + i * size, size) != 0;
+  }
+  return wrong;
+}
+
+std::size_t count_unlike_input(DataType type, ReduceOp op, int rank, const void* data,
+                               std::size_t count, std::size_t first) {
+  const std::size_t elem = coll::dtype_size(type);
+  std::vector<std::byte> expected(count * elem + 1);
+  fill_input(type, op, rank, expected.data(), count, first);
+  const auto* actual = static_cast<const std::byte*>(data);
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    wrong += std::memcmp(expected.data() + i * elem, actual + i * elem, elem) != 0;
   }
   return wrong;
 }

@@ -19,4 +19,9 @@ void fill_input(coll::DataType type, coll::ReduceOp op, int rank, void* data, st
 std::size_t count_wrong(coll::DataType type, coll::ReduceOp op, int ranks, const void* data,
                         std::size_t count, std::size_t first = 0);
 
+// Elements of data[0, count) that differ bitwise from rank `rank`'s inputs (as fill_input writes
+// them for `op`) for elements [first, first + count): the check of a broadcast or all-gather.
+std::size_t count_unlike_input(coll::DataType type, coll::ReduceOp op, int rank, const void* data,
+                               std::size_t count, std::size_t first = 0);
+
 }  // namespace collbench

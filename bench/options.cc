@@ -11,6 +11,7 @@
 #include "coll/tools/launcher.hpp"
 #include "model/preset.hpp"
 #include "model_table.hpp"
+#include "models_dir.hpp"
 #include "strategy.hpp"
 
 namespace po = boost::program_options;
@@ -70,7 +71,8 @@ Options parse_options(int argc, const char* const* argv) {
   Options options;
   std::string node_sizes, batch_per = "gpu";
   bool ps_dedicated = false;
-  std::string min_bytes = "8", max_bytes = "32M", type = "float", op = "sum", algo;
+  std::string min_bytes = "8", max_bytes = "32M", type = "float", op = "sum", algo,
+              collective = "allreduce";
   int check = 1;
   bool no_check = false;
   po::options_description job("Job");
@@ -100,6 +102,8 @@ Options parse_options(int argc, const char* const* argv) {
       "datatype,d", po::value(&type)->default_value("float"),
       "int8 uint8 int32 uint32 int64 uint64 half float double bfloat16")(
       "op,o", po::value(&op)->default_value("sum"), "sum prod max min avg")(
+      "coll", po::value(&collective)->default_value("allreduce"),
+      "collective to sweep: allreduce broadcast reduce allgather reducescatter")(
       "algo", po::value(&algo),
       "all-reduce algorithm(s), comma separated, 'auto' (the cost model's choice) or 'all'")(
       "json", po::value(&options.json_path), "write every number printed to this JSON file");
@@ -109,7 +113,7 @@ Options parse_options(int argc, const char* const* argv) {
       "model-variant", po::value(&options.model_variant),
       "model definition the tensors come from (default per model; see bench/models)")(
       "per-layer", po::bool_switch(&options.per_layer), "print the per-tensor breakdown")(
-      "models-dir", po::value(&options.models_dir)->default_value(COLL_MODELS_DIR),
+      "models-dir", po::value(&options.models_dir)->default_value(default_models_dir()),
       "directory of the model tables")(
       "fusion", po::value(&options.fusion)->default_value("none"),
       "gradient fusion: none, layer, threshold:BYTES (Horovod), buckets:BYTES (DDP), mgwfbp, "
@@ -204,6 +208,19 @@ Options parse_options(int argc, const char* const* argv) {
   const auto parsed_op = coll::parse_op(op);
   if (!parsed_op) throw UsageError("-o/--op: unknown operation '" + op + "'");
   options.op = *parsed_op;
+
+  const auto parsed_collective = parse_sweep_kind(collective);
+  if (!parsed_collective) {
+    throw UsageError("--coll: unknown collective '" + collective +
+                     "'; known: " + sweep_kind_names());
+  }
+  options.collective = *parsed_collective;
+  if (options.collective != SweepKind::AllReduce &&
+      (!algo.empty() || options.explain || !options.model.empty() || options.calibrate)) {
+    throw UsageError("--coll " + collective +
+                     " sweeps sizes with the collective's one algorithm (no --algo, --explain, "
+                     "--model-gradients or --calibrate)");
+  }
 
   const auto known = coll::Comm::algorithms();
   options.algorithms = algo == "all" ? known : split_list(algo);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "coll/types.hpp"
+#include "sweep_collective.hpp"
 
 namespace collbench {
 
@@ -25,6 +26,7 @@ struct Options {
   bool ranks_per_node_given = false;  // --ranks-per-node on the command line
 
   // Sweep mode, nccl-tests style.
+  SweepKind collective = SweepKind::AllReduce;  // --coll
   std::size_t min_bytes = 8;
   std::size_t max_bytes = 32u << 20;
   std::size_t step_factor = 2;

@@ -12,6 +12,7 @@
 #include "explain.hpp"
 #include "progress.hpp"
 #include "rank_stats.hpp"
+#include "sweep_collective.hpp"
 
 namespace collbench {
 namespace {
@@ -31,23 +32,34 @@ struct SweepCase {
   std::byte* recv;
 };
 
-// The busbw column: the algorithm's own bus factor (nccl-tests' 2(n-1)/n unless its traffic
-// does not fit that definition) under the communicator's tuning; the default and auto, whose
-// algorithm varies with the size, use nccl-tests'.
-coll::BusFactor bus_column(const coll::Comm& comm, const std::string& algorithm) {
+// The busbw column: for all-reduce the algorithm's own bus factor (nccl-tests' 2(n-1)/n unless
+// its traffic does not fit that definition) under the communicator's tuning; the default and
+// auto, whose algorithm varies with the size, use nccl-tests'. The other collectives use
+// nccl-tests' factor for them (SweepCollective::bus_factor).
+coll::BusFactor bus_column(coll::Comm& comm, const Options& options, const std::string& algorithm) {
+  if (options.collective != SweepKind::AllReduce) {
+    const std::string collective(sweep_kind_name(options.collective));
+    const bool per_rank = options.collective == SweepKind::AllGather ||
+                          options.collective == SweepKind::ReduceScatter;
+    return {SweepCollective(options.collective, comm, options.type, options.op, algorithm)
+                .bus_factor(),
+            true,
+            std::string("busbw = algbw * ") + (per_rank ? "(n-1)/n" : "1") + " (nccl-tests' " +
+                collective + ")" + (per_rank ? "; size = the whole vector, size/n per rank" : "")};
+  }
   const auto* info = coll::find_algorithm(algorithm);
   return info != nullptr ? info->bus_factor(comm.size(), comm.tuning())
                          : coll::nccl_tests_bus_factor(comm.size(), comm.tuning());
 }
 
-Measurement measure(const SweepCase& sweep, std::size_t count, bool in_place) {
+// `total` elements of the swept vector (see SweepCollective for what each collective moves).
+Measurement measure(const SweepCase& sweep, std::size_t total, bool in_place) {
   coll::Comm& comm = sweep.comm;
   const Options& options = sweep.options;
-  std::byte* input = in_place ? sweep.recv : sweep.send;
-  auto call = [&] {
-    comm.allreduce(input, sweep.recv, count, options.type, options.op, sweep.algorithm);
-  };
-  fill_input(options.type, options.op, comm.rank(), input, count);
+  const SweepCollective collective(options.collective, comm, options.type, options.op,
+                                   sweep.algorithm);
+  const std::byte* input = collective.prepare(sweep.send, sweep.recv, total, in_place);
+  auto call = [&] { collective.call(input, sweep.recv, total); };
   for (int i = 0; i < options.warmup; ++i) call();
   comm.barrier();
   const double start = coll::now_seconds();
@@ -56,24 +68,23 @@ Measurement measure(const SweepCase& sweep, std::size_t count, bool in_place) {
 
   Measurement result;
   result.time_us = max_over_ranks(comm, mean_s) * 1e6;
-  const double bytes = double(count) * double(coll::dtype_size(options.type));
+  const double bytes = double(total) * double(coll::dtype_size(options.type));
   result.algbw = result.time_us > 0 ? bytes / (result.time_us * 1e-6) / 1e9 : 0;
-  result.busbw = result.algbw * bus_column(comm, sweep.algorithm).factor;
+  result.busbw = result.algbw * bus_column(comm, options, sweep.algorithm).factor;
   if (options.check) {
-    fill_input(options.type, options.op, comm.rank(), input, count);
+    input = collective.prepare(sweep.send, sweep.recv, total, in_place);
     call();
-    result.wrong =
-        sum_over_ranks(comm, count_wrong(options.type, options.op, comm.size(), sweep.recv, count));
+    result.wrong = sum_over_ranks(comm, collective.wrong(input, sweep.recv, total));
   }
   return result;
 }
 
-std::vector<std::size_t> sweep_counts(const Options& options) {
-  const std::size_t elem = coll::dtype_size(options.type);
+std::vector<std::size_t> sweep_counts(coll::Comm& comm, const Options& options) {
+  const SweepCollective collective(options.collective, comm, options.type, options.op, "");
   std::vector<std::size_t> counts;
   for (std::size_t bytes = options.min_bytes; bytes <= options.max_bytes;
        bytes *= options.step_factor) {
-    counts.push_back(bytes / elem);
+    counts.push_back(collective.total_count(bytes));
     if (bytes == 0) break;
   }
   return counts;
@@ -81,8 +92,9 @@ std::vector<std::size_t> sweep_counts(const Options& options) {
 
 void print_header(const coll::Comm& comm, const Options& options, const std::string& algorithm,
                   const coll::BusFactor& bus) {
-  std::printf("# collbench all-reduce sweep: %d ranks on %d node(s), algorithm %s\n", comm.size(),
-              comm.num_nodes(), algorithm.c_str());
+  const std::string collective(sweep_kind_name(options.collective));
+  std::printf("# collbench %s sweep: %d ranks on %d node(s), algorithm %s\n", collective.c_str(),
+              comm.size(), comm.num_nodes(), algorithm.c_str());
   std::printf("# %s\n", comm.describe().c_str());
   std::printf("# iterations %d, warm-up %d, check %s; GB/s = 1e9 B/s\n", options.iterations,
               options.warmup, options.check ? "on" : "off");
@@ -102,7 +114,7 @@ std::size_t run_sweep(coll::Comm& comm, const Options& options) {
   coll::BufferPool pool;
   auto send = pool.acquire(options.max_bytes + 64);
   auto recv = pool.acquire(options.max_bytes + 64);
-  const auto counts = sweep_counts(options);
+  const auto counts = sweep_counts(comm, options);
   std::vector<std::string> algorithms = options.algorithms;
   if (algorithms.empty()) algorithms.push_back("");  // the library's default
   const std::size_t elem = coll::dtype_size(options.type);
@@ -111,13 +123,14 @@ std::size_t run_sweep(coll::Comm& comm, const Options& options) {
   json.begin_object()
       .field("tool", "collbench")
       .field("mode", "sweep")
+      .field("collective", sweep_kind_name(options.collective))
       .field("ranks", comm.size())
       .field("nodes", comm.num_nodes())
       .field("type", coll::dtype_name(options.type))
       .field("op", coll::op_name(options.op))
       .field("iterations", options.iterations)
       .field("warmup", options.warmup)
-      .field("bus_factor", coll::nccl_tests_bus_factor(comm.size(), comm.tuning()).factor)
+      .field("bus_factor", bus_column(comm, options, "").factor)
       .begin_array("results");
   std::size_t total_wrong = 0;
   std::vector<AlgorithmResult> summary;  // out-of-place times per (algorithm, size)
@@ -127,7 +140,7 @@ std::size_t run_sweep(coll::Comm& comm, const Options& options) {
     const std::string label = algorithm.empty() ? "default" : algorithm;
     if (lead) {
       progress.clear();
-      print_header(comm, options, label, bus_column(comm, algorithm));
+      print_header(comm, options, label, bus_column(comm, options, algorithm));
     }
     for (const std::size_t count : counts) {
       const SweepCase sweep{comm, options, algorithm, send.data(), recv.data()};
@@ -146,7 +159,10 @@ std::size_t run_sweep(coll::Comm& comm, const Options& options) {
           .field("bytes", count * elem)
           .field("count", count);
       AlgorithmResult row{label, count * elem, out.time_us, std::nullopt, {}};
-      if (const auto predicted = predict_for(comm, algorithm, count * elem)) {
+      const auto predicted = options.collective == SweepKind::AllReduce
+                                 ? predict_for(comm, algorithm, count * elem)
+                                 : std::nullopt;
+      if (predicted) {
         row.predicted_us = predicted->time_us;
         row.predicted_as = predicted->algorithm;
         json.field("predicted_us", predicted->time_us)

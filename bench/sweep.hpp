@@ -1,4 +1,4 @@
-// Sweep mode: nccl-tests-style table of all-reduce time and bandwidth over message sizes.
+// Sweep mode: nccl-tests-style table of a collective's time and bandwidth over message sizes.
 #pragma once
 
 #include "coll/comm.hpp"

@@ -9,6 +9,7 @@ packages=(
   rdma-core ibverbs-providers
   libboost-program-options-dev libgtest-dev procps nlohmann-json3-dev
   python3-matplotlib
+  python3-mpi4py python3-numpy python3-torch libtorch-dev pybind11-dev python3-dev
 )
 
 missing=()

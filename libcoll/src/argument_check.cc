@@ -6,14 +6,45 @@
 
 namespace coll {
 
+namespace {
+
+std::string_view kind_name(CollectiveKind kind) {
+  switch (kind) {
+    case CollectiveKind::AllReduce:
+      return "allreduce";
+    case CollectiveKind::Broadcast:
+      return "broadcast";
+    case CollectiveKind::Reduce:
+      return "reduce";
+    case CollectiveKind::AllGather:
+      return "allgather";
+    case CollectiveKind::ReduceScatter:
+      return "reducescatter";
+    case CollectiveKind::Split:
+      return "split";
+  }
+  return "?";
+}
+
+}  // namespace
+
 CallDescriptor CallDescriptor::make(std::uint64_t sequence, const AllreduceArgs& args,
                                     std::string_view algorithm, std::uint64_t tag) {
-  CallDescriptor descriptor{};
-  descriptor.tag = tag;
+  CallDescriptor descriptor = of(CollectiveKind::AllReduce, args.count, args.type,
+                                 static_cast<int>(args.op), -1, algorithm);
   descriptor.sequence = sequence;
-  descriptor.count = args.count;
-  descriptor.type = static_cast<std::int32_t>(args.type);
-  descriptor.op = static_cast<std::int32_t>(args.op);
+  descriptor.tag = tag;
+  return descriptor;
+}
+
+CallDescriptor CallDescriptor::of(CollectiveKind kind, std::size_t count, DataType type, int op,
+                                  int root, std::string_view algorithm) {
+  CallDescriptor descriptor{};
+  descriptor.kind = kind;
+  descriptor.count = count;
+  descriptor.type = static_cast<std::int32_t>(type);
+  descriptor.op = op;
+  descriptor.root = root;
   algorithm.copy(descriptor.algorithm, sizeof descriptor.algorithm - 1);
   return descriptor;
 }
@@ -22,11 +53,13 @@ std::string CallDescriptor::describe() const {
   const auto type_name = static_cast<unsigned>(type) < kNumDataTypes
                              ? dtype_name(static_cast<DataType>(type))
                              : std::string_view("?");
-  const auto op_text = static_cast<unsigned>(op) < kNumReduceOps
-                           ? op_name(static_cast<ReduceOp>(op))
-                           : std::string_view("?");
-  return "allreduce #" + std::to_string(sequence) + " of " + std::to_string(count) + " x " +
-         std::string(type_name) + " " + std::string(op_text) + " (" +
+  const std::string op_text = op < 0 ? ""
+                              : static_cast<unsigned>(op) < kNumReduceOps
+                                  ? " " + std::string(op_name(static_cast<ReduceOp>(op)))
+                                  : " ?";
+  return std::string(kind_name(kind)) + " #" + std::to_string(sequence) + " of " +
+         std::to_string(count) + " x " + std::string(type_name) + op_text +
+         (root >= 0 ? " with root " + std::to_string(root) : "") + " (" +
          std::string(algorithm, strnlen(algorithm, sizeof algorithm)) + ")" +
          (tag != 0 ? " tagged " + std::to_string(tag) : "");
 }
@@ -42,7 +75,8 @@ void check_same_call(Transport& transport, const Group& group, const TagSpace& t
   };
   transport.wait_all(requests);
   if (std::memcmp(&theirs, &mine, sizeof mine) != 0) {
-    const bool reordered = theirs.tag != mine.tag || theirs.count != mine.count;
+    const bool reordered =
+        theirs.tag != mine.tag || theirs.count != mine.count || theirs.kind != mine.kind;
     throw Error(Status::InvalidUsage,
                 "rank " + std::to_string(left) + " called " + theirs.describe() +
                     " but this rank called " + mine.describe() +

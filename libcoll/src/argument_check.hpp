@@ -12,16 +12,30 @@
 
 namespace coll {
 
+enum class CollectiveKind : std::int32_t {
+  AllReduce,
+  Broadcast,
+  Reduce,
+  AllGather,
+  ReduceScatter,
+  Split,
+};
+
 struct CallDescriptor {
   std::uint64_t sequence;
   std::uint64_t count;
+  CollectiveKind kind;
   std::int32_t type;
-  std::int32_t op;
+  std::int32_t op;    // -1 where the collective has none
+  std::int32_t root;  // -1 where the collective has none
   std::uint64_t tag;  // caller's id of the data (Comm::allreduce_async), 0 when none
   char algorithm[24];
 
   static CallDescriptor make(std::uint64_t sequence, const AllreduceArgs& args,
                              std::string_view algorithm, std::uint64_t tag = 0);
+  // Any other collective; its sequence is set when it runs.
+  static CallDescriptor of(CollectiveKind kind, std::size_t count, DataType type, int op, int root,
+                           std::string_view algorithm);
   std::string describe() const;  // "allreduce #7 of 1000 x float32 sum (ring)"
 };
 

@@ -1,8 +1,11 @@
 // The NCCL-shaped C API over coll::Comm.
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bootstrap/store_server.hpp"
@@ -13,6 +16,7 @@
 struct collComm {
   std::unique_ptr<coll::Comm> comm;
   std::string last_error;
+  std::atomic<int> calls_in_progress{0};  // collCommAbort waits for them before destroying
 };
 
 struct collRequest {
@@ -49,6 +53,24 @@ std::string bad_type_or_op(const char* function, const collDataType_t& datatype,
   if (type >= 0 && type < collNumTypes && operation >= 0 && operation < collNumOps) return {};
   return std::string(function) + ": invalid datatype " + std::to_string(type) + " or op " +
          std::to_string(operation);
+}
+
+// Marks a call on `comm` as in progress, so that collCommAbort from another thread destroys the
+// communicator only after the call has returned.
+class InProgress {
+ public:
+  explicit InProgress(collComm_t comm) : comm_(comm) { ++comm_->calls_in_progress; }
+  ~InProgress() { --comm_->calls_in_progress; }
+  InProgress(const InProgress&) = delete;
+  InProgress& operator=(const InProgress&) = delete;
+
+ private:
+  collComm_t comm_;
+};
+
+bool valid_type(const collDataType_t& datatype) {
+  const int type = c_enum_value(datatype);
+  return type >= 0 && type < collNumTypes;
 }
 
 template <typename Body>
@@ -145,6 +167,7 @@ collResult_t collAllReduce(const void* sendbuff, void* recvbuff, size_t count,
   if (const std::string bad = bad_type_or_op("collAllReduce", datatype, op); !bad.empty()) {
     return fail(comm, collInvalidArgument, bad);
   }
+  const InProgress call(comm);
   return guarded(comm, [&] {
     comm->comm->allreduce(sendbuff, recvbuff, count, static_cast<coll::DataType>(datatype),
                           static_cast<coll::ReduceOp>(op));
@@ -182,6 +205,91 @@ collResult_t collWait(collRequest_t request) {
   if (request == nullptr) return fail(nullptr, collInvalidArgument, "collWait: null request");
   const std::unique_ptr<collRequest> owned(request);
   return guarded(owned->comm, [&] { owned->request.wait(); });
+}
+
+collResult_t collBroadcast(const void* sendbuff, void* recvbuff, size_t count,
+                           collDataType_t datatype, int root, collComm_t comm,
+                           collStream_t /*stream*/) {
+  if (comm == nullptr) return fail(nullptr, collInvalidArgument, "collBroadcast: null comm");
+  if (!valid_type(datatype)) {
+    return fail(comm, collInvalidArgument,
+                "collBroadcast: invalid datatype " + std::to_string(c_enum_value(datatype)));
+  }
+  const InProgress call(comm);
+  return guarded(comm, [&] {
+    comm->comm->broadcast(sendbuff, recvbuff, count, static_cast<coll::DataType>(datatype), root);
+  });
+}
+
+collResult_t collReduce(const void* sendbuff, void* recvbuff, size_t count, collDataType_t datatype,
+                        collRedOp_t op, int root, collComm_t comm, collStream_t /*stream*/) {
+  if (comm == nullptr) return fail(nullptr, collInvalidArgument, "collReduce: null comm");
+  if (const std::string bad = bad_type_or_op("collReduce", datatype, op); !bad.empty()) {
+    return fail(comm, collInvalidArgument, bad);
+  }
+  const InProgress call(comm);
+  return guarded(comm, [&] {
+    comm->comm->reduce(sendbuff, recvbuff, count, static_cast<coll::DataType>(datatype),
+                       static_cast<coll::ReduceOp>(op), root);
+  });
+}
+
+collResult_t collAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                           collDataType_t datatype, collComm_t comm, collStream_t /*stream*/) {
+  if (comm == nullptr) return fail(nullptr, collInvalidArgument, "collAllGather: null comm");
+  if (!valid_type(datatype)) {
+    return fail(comm, collInvalidArgument,
+                "collAllGather: invalid datatype " + std::to_string(c_enum_value(datatype)));
+  }
+  const InProgress call(comm);
+  return guarded(comm, [&] {
+    comm->comm->allgather(sendbuff, recvbuff, sendcount, static_cast<coll::DataType>(datatype));
+  });
+}
+
+collResult_t collReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                               collDataType_t datatype, collRedOp_t op, collComm_t comm,
+                               collStream_t /*stream*/) {
+  if (comm == nullptr) return fail(nullptr, collInvalidArgument, "collReduceScatter: null comm");
+  if (const std::string bad = bad_type_or_op("collReduceScatter", datatype, op); !bad.empty()) {
+    return fail(comm, collInvalidArgument, bad);
+  }
+  const InProgress call(comm);
+  return guarded(comm, [&] {
+    comm->comm->reduce_scatter(sendbuff, recvbuff, recvcount, static_cast<coll::DataType>(datatype),
+                               static_cast<coll::ReduceOp>(op));
+  });
+}
+
+collResult_t collCommSplit(collComm_t comm, int color, int key, collComm_t* newcomm) {
+  if (comm == nullptr || newcomm == nullptr) {
+    return fail(comm, collInvalidArgument, "collCommSplit: null comm or newcomm");
+  }
+  *newcomm = nullptr;
+  const InProgress call(comm);
+  return guarded(comm, [&] {
+    auto split = comm->comm->split(color, key);
+    if (!split) return;
+    auto handle = std::make_unique<collComm>();
+    handle->comm = std::move(split);
+    *newcomm = handle.release();
+  });
+}
+
+collResult_t collCommAbort(collComm_t comm) {
+  if (comm == nullptr) return fail(nullptr, collInvalidArgument, "collCommAbort: null comm");
+  comm->comm->abort();
+  // The calls in progress on other threads now fail promptly; destroy once they have returned.
+  while (comm->calls_in_progress.load() > 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return guarded(nullptr, [&] { delete comm; });
+}
+
+collResult_t collGetVersion(int* version) {
+  if (version == nullptr) return fail(nullptr, collInvalidArgument, "collGetVersion: null version");
+  *version = COLL_VERSION_CODE;
+  return collSuccess;
 }
 
 const char* collGetErrorString(collResult_t result) {

@@ -2,6 +2,7 @@
 #include "coll/comm.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <mutex>
 
@@ -11,6 +12,8 @@
 #include "bootstrap/bootstrap.hpp"
 #include "coll/buffer_pool.hpp"
 #include "coll/topology/rank_map.hpp"
+#include "collectives/collectives.hpp"
+#include "collectives/context_ids.hpp"
 #include "comm_config.hpp"
 #include "core/log.hpp"
 #include "core/memory_type.hpp"
@@ -21,39 +24,36 @@
 
 namespace coll {
 
-struct Comm::Impl {
+// What communicators split from one another share: the transport (UCX is used from one thread
+// at a time, so also the progress engine), its bootstrap and node map, the staging pool, and the
+// tag contexts that keep their messages apart.
+struct CommFamily {
   Config config;
   std::unique_ptr<Bootstrap> bootstrap;
   topo::RankMap rank_map;
   std::unique_ptr<Transport> transport;
   BufferPool pool;
-  Group world;
-  std::uint64_t sequence = 0;
-  std::string broken;  // the first error; a failed communicator refuses further calls
-  // Started by the first allreduce_async; from then on every transport call runs on its thread.
+  ContextIds contexts;
+  // Started by the first asynchronous call; from then on every transport call runs on its
+  // thread. Declared last: it stops (running what is queued) before the transport goes.
   std::unique_ptr<ProgressEngine> engine;
-  // `auto`'s cost model, made on first use (a bad preset or calibration file fails only then).
-  std::once_flag selector_made;
-  std::unique_ptr<Selector> selector;
-
-  Impl(Config configuration, std::unique_ptr<Bootstrap> boot)
+  CommFamily(Config configuration, std::unique_ptr<Bootstrap> boot)
       : config(std::move(configuration)), bootstrap(std::move(boot)) {
     build_rank_map();
-    for (int r = 0; r < bootstrap->size(); ++r) world.ranks.push_back(r);
-    world.me = bootstrap->rank();
+    const int me = bootstrap->rank();
     TransportOptions options;
     options.timeout_s = config.timeout_s;
     // Cores are shared by every rank of this host, emulated nodes included.
-    const int host = rank_map.host_of_rank[static_cast<std::size_t>(world.me)];
+    const int host = rank_map.host_of_rank[static_cast<std::size_t>(me)];
     options.ranks_on_this_host = static_cast<int>(
         std::count(rank_map.host_of_rank.begin(), rank_map.host_of_rank.end(), host));
-    log_line(LogLevel::Info, world.me, "transport '" + config.transport + "'");
+    log_line(LogLevel::Info, me, "transport '" + config.transport + "'");
     transport = make_transport(config.transport, *bootstrap, rank_map.node_of_rank, options);
     if (log_enabled(LogLevel::Info)) {
-      log_line(LogLevel::Info, world.me,
-               "communicator: " + std::to_string(world.size()) + " ranks on " +
+      log_line(LogLevel::Info, me,
+               "communicator: " + std::to_string(bootstrap->size()) + " ranks on " +
                    std::to_string(rank_map.num_nodes()) + " node(s), node " +
-                   std::to_string(rank_map.node_of_rank[static_cast<std::size_t>(world.me)]) +
+                   std::to_string(rank_map.node_of_rank[static_cast<std::size_t>(me)]) +
                    ", bootstrap " + bootstrap->describe() + ", " + transport->describe() +
                    ", algorithm " + config.algorithm + ", timeout " +
                    std::to_string(config.timeout_s) + " s");
@@ -74,14 +74,58 @@ struct Comm::Impl {
     }
     rank_map = topo::build_rank_map(all);
   }
+};
+
+struct Comm::Impl {
+  std::shared_ptr<CommFamily> family;
+  Config& config;
+  Transport& transport;
+  BufferPool& pool;
+  Group world;           // this communicator's ranks, as ranks of the family's transport
+  unsigned context = 0;  // the tag context (0: the communicator the family was built with)
+  std::vector<int> node_of_member;  // dense node ids of this communicator's ranks
+  std::uint64_t sequence = 0;
+  std::string broken;  // the first error; a failed communicator refuses further calls
+  // `auto`'s cost model over this communicator's node map, made on first use (a bad preset or
+  // calibration file fails only then).
+  std::once_flag selector_made;
+  std::unique_ptr<Selector> selector;
+
+  Impl(std::shared_ptr<CommFamily> shared, Group members, unsigned tag_context)
+      : family(std::move(shared)),
+        config(family->config),
+        transport(*family->transport),
+        pool(family->pool),
+        world(std::move(members)),
+        context(tag_context) {
+    std::map<int, int> dense;
+    for (const int rank : world.ranks) {
+      const int node = family->rank_map.node_of_rank[static_cast<std::size_t>(rank)];
+      node_of_member.push_back(dense.emplace(node, static_cast<int>(dense.size())).first->second);
+    }
+  }
+  // The communicator of every rank of a new family.
+  static std::unique_ptr<Impl> whole(std::shared_ptr<CommFamily> shared) {
+    Group all;
+    for (int r = 0; r < shared->bootstrap->size(); ++r) all.ranks.push_back(r);
+    all.me = shared->bootstrap->rank();
+    return std::make_unique<Impl>(std::move(shared), std::move(all), 0);
+  }
 
   std::string where() const { return "rank " + std::to_string(world.me) + ": "; }
 
   const Selector& cost_model();
   std::string resolve_algorithm(std::string_view algorithm, std::size_t bytes);
   void run_allreduce(const AllreduceArgs& args, const std::string& algorithm, std::uint64_t tag);
+  // Checks the call with the other ranks and runs `body` as collective number `sequence + 1`.
+  template <typename Body>
+  void run_collective(CallDescriptor call, Body&& body);
   template <typename Work>
   void serialized(Work&& work);
+  ProgressEngine& engine() {
+    if (!family->engine) family->engine = std::make_unique<ProgressEngine>();
+    return *family->engine;
+  }
 
   void check_peer(int peer, const char* what) const {
     if (peer < 0 || peer >= world.size() || peer == world.me) {
@@ -93,29 +137,40 @@ struct Comm::Impl {
 
 Comm::Comm(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Comm::~Comm() {
-  impl_->engine.reset();  // runs what is still queued, then stops its thread
+  Impl& impl = *impl_;
+  // Let what this communicator queued run (the engine is shared with split communicators).
+  if (impl.family->engine) impl.family->engine->submit([] {})->wait();
   // A barrier over the transport before tearing it down: a peer may still need this rank's
   // progress to complete its last sends (UCX rendezvous acknowledgements).
-  if (impl_->broken.empty() && size() > 1) {
+  if (impl.broken.empty() && size() > 1 && !impl.transport.interrupted()) {
     try {
       barrier();
     } catch (const Error&) {
       // Already failing: the transport's forced close handles the rest.
     }
   }
+  impl.family->contexts.release(impl.context);
 }
 
 std::unique_ptr<Comm> Comm::from_environment() {
   Config config = Config::from_environment();
   auto bootstrap = bootstrap_from_environment(config.timeout_s);
-  return std::unique_ptr<Comm>(new Comm(std::make_unique<Impl>(config, std::move(bootstrap))));
+  return std::unique_ptr<Comm>(
+      new Comm(Impl::whole(std::make_shared<CommFamily>(config, std::move(bootstrap)))));
 }
 
 std::unique_ptr<Comm> Comm::from_store(const std::string& address, const std::string& token,
                                        int rank, int size) {
   Config config = Config::from_environment();
   auto bootstrap = make_store_bootstrap(address, token, rank, size, config.timeout_s);
-  return std::unique_ptr<Comm>(new Comm(std::make_unique<Impl>(config, std::move(bootstrap))));
+  return std::unique_ptr<Comm>(
+      new Comm(Impl::whole(std::make_shared<CommFamily>(config, std::move(bootstrap)))));
+}
+
+std::unique_ptr<Comm> Comm::from_exchange(int rank, int size, std::unique_ptr<Exchange> exchange) {
+  auto bootstrap = make_exchange_bootstrap(rank, size, std::move(exchange));
+  return std::unique_ptr<Comm>(new Comm(
+      Impl::whole(std::make_shared<CommFamily>(Config::from_environment(), std::move(bootstrap)))));
 }
 
 int Comm::rank() const {
@@ -125,16 +180,18 @@ int Comm::size() const {
   return impl_->world.size();
 }
 int Comm::node() const {
-  return impl_->rank_map.node_of_rank[static_cast<std::size_t>(rank())];
+  return impl_->node_of_member[static_cast<std::size_t>(rank())];
 }
 int Comm::num_nodes() const {
-  return impl_->rank_map.num_nodes();
+  const auto& nodes = impl_->node_of_member;
+  return nodes.empty() ? 0 : *std::max_element(nodes.begin(), nodes.end()) + 1;
 }
 int Comm::local_rank() const {
-  return impl_->rank_map.local_rank[static_cast<std::size_t>(rank())];
+  const auto& nodes = impl_->node_of_member;
+  return static_cast<int>(std::count(nodes.begin(), nodes.begin() + rank(), node()));
 }
 const std::vector<int>& Comm::node_of_rank() const {
-  return impl_->rank_map.node_of_rank;
+  return impl_->node_of_member;
 }
 
 std::vector<std::string> Comm::algorithms() {
@@ -148,22 +205,49 @@ std::vector<std::string> Comm::algorithms() {
 std::string Comm::describe() const {
   return "rank " + std::to_string(rank()) + "/" + std::to_string(size()) + " on node " +
          std::to_string(node()) + " of " + std::to_string(num_nodes()) + ", bootstrap " +
-         impl_->bootstrap->describe() + ", " + impl_->transport->describe();
+         impl_->family->bootstrap->describe() + ", " + impl_->transport.describe() +
+         (impl_->context != 0 ? ", split (tag context " + std::to_string(impl_->context) + ")"
+                              : "");
 }
 
 namespace {
 
+void check_type(const std::string& where, const char* what, DataType type) {
+  if (static_cast<unsigned>(type) >= kNumDataTypes) {
+    throw Error(Status::InvalidArgument,
+                where + what + ": invalid data type " + std::to_string(int(type)));
+  }
+}
+
+void check_op(const std::string& where, const char* what, ReduceOp op) {
+  if (static_cast<unsigned>(op) >= kNumReduceOps) {
+    throw Error(Status::InvalidArgument,
+                where + what + ": invalid operation " + std::to_string(int(op)));
+  }
+}
+
+void check_buffer(const std::string& where, const char* what, const void* buffer,
+                  std::size_t count) {
+  if (count > 0 && buffer == nullptr) {
+    throw Error(Status::InvalidArgument,
+                where + what + ": null buffer with count " + std::to_string(count));
+  }
+}
+
+void check_root(const std::string& where, const char* what, int root, int size) {
+  if (root < 0 || root >= size) {
+    throw Error(Status::InvalidArgument, where + what + ": root " + std::to_string(root) +
+                                             " is not a rank of this communicator (size " +
+                                             std::to_string(size) + ")");
+  }
+}
+
 void validate(const std::string& where, const void* send, const void* recv, std::size_t count,
               DataType type, ReduceOp op) {
-  if (static_cast<unsigned>(type) >= kNumDataTypes || static_cast<unsigned>(op) >= kNumReduceOps) {
-    throw Error(Status::InvalidArgument, where + "allreduce: invalid data type " +
-                                             std::to_string(int(type)) + " or operation " +
-                                             std::to_string(int(op)));
-  }
-  if (count > 0 && (send == nullptr || recv == nullptr)) {
-    throw Error(Status::InvalidArgument,
-                where + "allreduce: null buffer with count " + std::to_string(count));
-  }
+  check_type(where, "allreduce", type);
+  check_op(where, "allreduce", op);
+  check_buffer(where, "allreduce", send, count);
+  check_buffer(where, "allreduce", recv, count);
 }
 
 AllreduceArgs describe_buffers(const void* send, void* recv, std::size_t count, DataType type,
@@ -199,8 +283,7 @@ std::string Comm::resolve_algorithm(std::string_view algorithm, std::size_t byte
 // Per communicator: its node map and tuning enter the formulas, and the parameters are read once.
 const Selector& Comm::Impl::cost_model() {
   std::call_once(selector_made, [this] {
-    selector =
-        std::make_unique<Selector>(model::resolve_params(), rank_map.node_of_rank, config.tuning);
+    selector = std::make_unique<Selector>(model::resolve_params(), node_of_member, config.tuning);
   });
   return *selector;
 }
@@ -219,8 +302,8 @@ void Comm::Impl::run_allreduce(const AllreduceArgs& args, const std::string& alg
     throw Error(Status::InvalidUsage,
                 where() + "communicator unusable after an earlier error: " + broken);
   }
-  // Every rank must pick the same; the argument check below compares the resolved names, so a
-  // disagreement fails loudly.
+  // "auto": the cost model's pick for this size on this node map. Every rank must pick the same;
+  // the argument check below compares the resolved names, so a disagreement fails loudly.
   const std::string name = resolve_algorithm(algorithm, args.count * dtype_size(args.type));
   const AlgorithmInfo* info = find_algorithm(name);
   if (info == nullptr || !is_available(*info)) {
@@ -246,15 +329,29 @@ void Comm::Impl::run_allreduce(const AllreduceArgs& args, const std::string& alg
                  " with " + std::string(info->name) +
                  (algorithm.empty() && config.algorithm == "auto" ? " (auto)" : ""));
   }
-  const std::uint64_t this_sequence = ++sequence;
-  const CallDescriptor call = CallDescriptor::make(this_sequence, args, info->name, tag);
+  run_collective(CallDescriptor::make(0, args, info->name, tag),
+                 [&](const CollectiveContext& collective) { info->run(collective, args); });
+}
+
+template <typename Body>
+void Comm::Impl::run_collective(CallDescriptor call, Body&& body) {
+  if (!broken.empty()) {
+    throw Error(Status::InvalidUsage,
+                where() + "communicator unusable after an earlier error: " + broken);
+  }
+  call.sequence = ++sequence;
   try {
+    transport.check_interrupt();
     if (config.check_arguments && world.size() > 1) {
-      check_same_call(*transport, world, TagSpace(this_sequence, 15), call);
+      check_same_call(transport, world, TagSpace(call.sequence, 15, context), call);
     }
-    const CollectiveContext context{
-        *transport, pool, world, rank_map.node_of_rank, TagSpace(this_sequence, 0), config.tuning};
-    info->run(context, args);
+    const CollectiveContext on_world{transport,
+                                     pool,
+                                     world,
+                                     family->rank_map.node_of_rank,
+                                     TagSpace(call.sequence, 0, context),
+                                     config.tuning};
+    body(on_world);
   } catch (const Error& error) {
     broken = call.describe() + ": " + error.what();
     throw Error(error.status(), where() + broken);
@@ -265,6 +362,7 @@ void Comm::Impl::run_allreduce(const AllreduceArgs& args, const std::string& alg
 // only), else here.
 template <typename Work>
 void Comm::Impl::serialized(Work&& work) {
+  const auto& engine = family->engine;
   if (engine && !engine->on_engine_thread()) {
     engine->submit(std::forward<Work>(work))->wait();
   } else {
@@ -285,9 +383,8 @@ Request Comm::allreduce_async(const void* send, void* recv, std::size_t count, D
                               ReduceOp op, std::string_view algorithm, std::uint64_t tag) {
   Impl& impl = *impl_;
   validate(impl.where(), send, recv, count, type, op);
-  if (!impl.engine) impl.engine = std::make_unique<ProgressEngine>();
   const AllreduceArgs args = describe_buffers(send, recv, count, type, op);
-  return Request(impl.engine->submit(
+  return Request(impl.engine().submit(
       [&impl, args, name = std::string(algorithm), tag] { impl.run_allreduce(args, name, tag); }));
 }
 
@@ -298,8 +395,7 @@ Request Comm::allreduce_fused_async(std::span<const Tensor> tensors, ReduceOp op
   for (const Tensor& tensor : tensors) require_host(impl.where(), tensor.data, "fused all-reduce");
   const auto fused = std::make_shared<schedule::FusionBuffer>(impl.pool, tensors);
   validate(impl.where(), fused->data(), fused->data(), fused->count(), fused->type(), op);
-  if (!impl.engine) impl.engine = std::make_unique<ProgressEngine>();
-  return Request(impl.engine->submit([&impl, fused, op, name = std::string(algorithm), tag] {
+  return Request(impl.engine().submit([&impl, fused, op, name = std::string(algorithm), tag] {
     fused->pack();
     impl.run_allreduce({fused->data(), fused->data(), fused->count(), fused->type(), op}, name,
                        tag);
@@ -329,9 +425,11 @@ void Comm::send(const void* data, std::size_t bytes, int peer, std::uint32_t tag
   impl.check_peer(peer, "send");
   require_host(impl.where(), data, "send");
   impl.serialized([&] {
-    auto request =
-        impl.transport->send(peer, TagSpace::point_to_point().make(rank(), tag), data, bytes);
-    impl.transport->wait(request);
+    auto request = impl.transport.send(
+        impl.world.global(peer),
+        TagSpace::point_to_point(impl.context).make(impl.world.global(impl.world.me), tag), data,
+        bytes);
+    impl.transport.wait(request);
   });
 }
 
@@ -340,9 +438,10 @@ void Comm::recv(void* data, std::size_t bytes, int peer, std::uint32_t tag) {
   impl.check_peer(peer, "recv");
   require_host(impl.where(), data, "recv");
   impl.serialized([&] {
-    auto request =
-        impl.transport->recv(peer, TagSpace::point_to_point().make(peer, tag), data, bytes);
-    impl.transport->wait(request);
+    auto request = impl.transport.recv(
+        impl.world.global(peer),
+        TagSpace::point_to_point(impl.context).make(impl.world.global(peer), tag), data, bytes);
+    impl.transport.wait(request);
   });
 }
 
@@ -351,6 +450,125 @@ void Comm::recv(void* data, std::size_t bytes, int peer, std::uint32_t tag) {
 void Comm::barrier() {
   std::uint8_t token = 0;
   allreduce(&token, &token, 1, DataType::Uint8, ReduceOp::Max, "ring");
+}
+
+void Comm::broadcast(const void* send, void* recv, std::size_t count, DataType type, int root) {
+  Impl& impl = *impl_;
+  check_type(impl.where(), "broadcast", type);
+  check_root(impl.where(), "broadcast", root, size());
+  if (rank() == root) check_buffer(impl.where(), "broadcast", send, count);
+  check_buffer(impl.where(), "broadcast", recv, count);
+  require_host(impl.where(), recv, "broadcast");
+  impl.serialized([&] {
+    impl.run_collective(
+        CallDescriptor::of(CollectiveKind::Broadcast, count, type, -1, root, "chain"),
+        [&](const CollectiveContext& collective) {
+          if (rank() == root && send != recv && count > 0) {
+            std::memcpy(recv, send, count * dtype_size(type));
+          }
+          chain_broadcast(collective, recv, count, type, root);
+        });
+  });
+}
+
+void Comm::reduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
+                  int root) {
+  Impl& impl = *impl_;
+  check_type(impl.where(), "reduce", type);
+  check_op(impl.where(), "reduce", op);
+  check_root(impl.where(), "reduce", root, size());
+  check_buffer(impl.where(), "reduce", send, count);
+  require_host(impl.where(), send, "reduce");
+  if (rank() == root) check_buffer(impl.where(), "reduce", recv, count);
+  impl.serialized([&] {
+    impl.run_collective(
+        CallDescriptor::of(CollectiveKind::Reduce, count, type, int(op), root, "chain"),
+        [&](const CollectiveContext& collective) {
+          chain_reduce(collective, send, recv, count, type, op, root);
+        });
+  });
+}
+
+void Comm::allgather(const void* send, void* recv, std::size_t count, DataType type) {
+  Impl& impl = *impl_;
+  check_type(impl.where(), "allgather", type);
+  check_buffer(impl.where(), "allgather", send, count);
+  check_buffer(impl.where(), "allgather", recv, count);
+  require_host(impl.where(), send, "allgather");
+  require_host(impl.where(), recv, "allgather");
+  impl.serialized([&] {
+    impl.run_collective(CallDescriptor::of(CollectiveKind::AllGather, count, type, -1, -1, "ring"),
+                        [&](const CollectiveContext& collective) {
+                          ring_allgather(collective, send, recv, count, type);
+                        });
+  });
+}
+
+void Comm::reduce_scatter(const void* send, void* recv, std::size_t count, DataType type,
+                          ReduceOp op) {
+  Impl& impl = *impl_;
+  check_type(impl.where(), "reduce_scatter", type);
+  check_op(impl.where(), "reduce_scatter", op);
+  check_buffer(impl.where(), "reduce_scatter", send, count);
+  check_buffer(impl.where(), "reduce_scatter", recv, count);
+  require_host(impl.where(), send, "reduce_scatter");
+  require_host(impl.where(), recv, "reduce_scatter");
+  impl.serialized([&] {
+    impl.run_collective(
+        CallDescriptor::of(CollectiveKind::ReduceScatter, count, type, int(op), -1, "ring"),
+        [&](const CollectiveContext& collective) {
+          ring_reduce_scatter_to(collective, send, recv, count, type, op);
+        });
+  });
+}
+
+std::unique_ptr<Comm> Comm::split(int color, int key) {
+  Impl& impl = *impl_;
+  // What every rank tells the others: its color and key, and the tag contexts it uses.
+  struct SplitEntry {
+    std::int32_t color;
+    std::int32_t key;
+    ContextIds::Mask contexts;
+  };
+  const SplitEntry mine{std::max(color, kSplitNoColor), key, impl.family->contexts.in_use()};
+  std::vector<SplitEntry> all(static_cast<std::size_t>(size()));
+  impl.serialized([&] {
+    impl.run_collective(
+        CallDescriptor::of(CollectiveKind::Split, sizeof mine, DataType::Uint8, -1, -1, "ring"),
+        [&](const CollectiveContext& collective) {
+          ring_allgather(collective, &mine, all.data(), sizeof mine, DataType::Uint8);
+        });
+  });
+  ContextIds::Mask used{};
+  for (const SplitEntry& request : all) {
+    for (std::size_t word = 0; word < used.size(); ++word) used[word] |= request.contexts[word];
+  }
+  const unsigned context = ContextIds::lowest_free(used);
+  if (mine.color == kSplitNoColor) return nullptr;
+
+  std::vector<int> members;  // ranks of this communicator, in the new one's order
+  for (int r = 0; r < size(); ++r) {
+    if (all[static_cast<std::size_t>(r)].color == mine.color) members.push_back(r);
+  }
+  std::stable_sort(members.begin(), members.end(), [&](int a, int b) {
+    return all[static_cast<std::size_t>(a)].key < all[static_cast<std::size_t>(b)].key;
+  });
+  Group group;
+  for (const int member : members) {
+    if (member == rank()) group.me = group.size();
+    group.ranks.push_back(impl.world.global(member));
+  }
+  impl.family->contexts.take(context);
+  return std::unique_ptr<Comm>(new Comm(std::make_unique<Impl>(impl.family, group, context)));
+}
+
+void Comm::abort() {
+  impl_->transport.interrupt("the communicator was aborted (Comm::abort or collCommAbort)");
+}
+
+std::string Comm::version() {
+  return std::to_string(COLL_MAJOR) + "." + std::to_string(COLL_MINOR) + "." +
+         std::to_string(COLL_PATCH);
 }
 
 }  // namespace coll

@@ -12,15 +12,19 @@ TEST(CApi, InitFromEnvironmentUnderTheLauncher) {
       std::string(COLLRUN_PATH) + " --ranks-per-node 3 " + C_API_EXAMPLE_PATH + " env", 60);
   EXPECT_EQ(result.exit_code, 0) << result.output;
   EXPECT_NE(result.output.find("rank 2 of 3: c api ok"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("rank 2 of 3: backend collectives ok"), std::string::npos)
+      << result.output;
 }
 
 TEST(CApi, InitFromUniqueId) {
   const auto result = run_command(std::string(C_API_EXAMPLE_PATH) + " id 4", 60);
   EXPECT_EQ(result.exit_code, 0) << result.output;
   for (int rank = 0; rank < 4; ++rank) {
-    EXPECT_NE(result.output.find("rank " + std::to_string(rank) + " of 4: c api ok"),
-              std::string::npos)
-        << result.output;
+    for (const char* part : {": c api ok", ": backend collectives ok"}) {
+      EXPECT_NE(result.output.find("rank " + std::to_string(rank) + " of 4" + part),
+                std::string::npos)
+          << result.output;
+    }
   }
 }
 

@@ -68,6 +68,55 @@ static int exercise(collComm_t comm) {
   return 0;
 }
 
+/* The collectives a training framework's backend needs, and split, through the C API. */
+static int exercise_backend_collectives(collComm_t comm) {
+  int rank = -1, size = 0, version = 0;
+  CHECK(collCommUserRank(comm, &rank));
+  CHECK(collCommCount(comm, &size));
+  CHECK(collGetVersion(&version));
+  if (version != COLL_VERSION_CODE ||
+      COLL_VERSION_CODE != COLL_VERSION(COLL_MAJOR, COLL_MINOR, COLL_PATCH)) {
+    fprintf(stderr, "collGetVersion gave %d, the header says %d\n", version, COLL_VERSION_CODE);
+    return 1;
+  }
+  enum { kCount = 300, kMaxRanks = 16 };
+  static int data[kCount * kMaxRanks], out[kCount * kMaxRanks];
+  if (size > kMaxRanks) return 1;
+  for (int i = 0; i < kCount; ++i) data[i] = rank == size - 1 ? i : -1;
+  CHECK(collBroadcast(data, data, kCount, collInt32, size - 1, comm, NULL));
+  for (int i = 0; i < kCount * size; ++i) data[i] = rank * 1000 + i % kCount;
+  CHECK(collReduce(data, out, kCount, collInt32, collMax, 0, comm, NULL));
+  CHECK(collAllGather(data + rank * kCount, data, kCount, collInt32, comm, NULL)); /* in place */
+  CHECK(collReduceScatter(data, out + kCount, kCount, collInt32, collSum, comm, NULL));
+  for (int i = 0; i < kCount; ++i) {
+    const int gathered_ok = data[kCount * (size - 1) + i] == (size - 1) * 1000 + i;
+    const int reduced_ok = rank != 0 || out[i] == (size - 1) * 1000 + i;
+    /* Block `rank` of the gathered data, summed over ranks: every rank holds the same. */
+    const int scattered_ok = out[kCount + i] == size * (rank * 1000 + i);
+    if (!gathered_ok || !reduced_ok || !scattered_ok) {
+      fprintf(stderr, "rank %d: element %d wrong (gather %d reduce %d reduce-scatter %d)\n", rank,
+              i, gathered_ok, reduced_ok, scattered_ok);
+      return 1;
+    }
+  }
+  collComm_t half = NULL;
+  CHECK(collCommSplit(comm, rank % 2, rank, &half));
+  int half_size = 0, one = 1;
+  CHECK(collCommCount(half, &half_size));
+  CHECK(collAllReduce(&one, &one, 1, collInt32, collSum, half, NULL));
+  CHECK(collCommDestroy(half));
+  if (one != half_size || half_size != (size + 1 - rank % 2) / 2) {
+    fprintf(stderr, "rank %d: split communicator of %d counted %d\n", rank, half_size, one);
+    return 1;
+  }
+  if (collBroadcast(data, data, kCount, collInt32, size, comm, NULL) != collInvalidArgument) {
+    fprintf(stderr, "an invalid root was not reported\n");
+    return 1;
+  }
+  printf("rank %d of %d: backend collectives ok\n", rank, size);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   collComm_t comm = NULL;
   if (argc >= 2 && strcmp(argv[1], "env") == 0) {
@@ -95,7 +144,7 @@ int main(int argc, char** argv) {
     fprintf(stderr, "usage: c_api_example env | id N\n");
     return 2;
   }
-  int failed = exercise(comm);
+  int failed = exercise(comm) || exercise_backend_collectives(comm);
   CHECK(collCommDestroy(comm));
   while (wait(&failed) > 0) { /* reap the ranks we started */
     if (!WIFEXITED(failed) || WEXITSTATUS(failed) != 0) return 1;

@@ -5,6 +5,13 @@
 
 #include <stddef.h>
 
+/* The library version, as NCCL encodes its own: COLL_VERSION(2, 19, 3) == 21903. */
+#define COLL_MAJOR 0
+#define COLL_MINOR 1
+#define COLL_PATCH 0
+#define COLL_VERSION(X, Y, Z) ((X)*10000 + (Y)*100 + (Z))
+#define COLL_VERSION_CODE COLL_VERSION(COLL_MAJOR, COLL_MINOR, COLL_PATCH)
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -86,6 +93,33 @@ collResult_t collAllReduceAsync(const void* sendbuff, void* recvbuff, size_t cou
 collResult_t collTest(collRequest_t request, int* done);
 /* Waits for completion and releases the request. */
 collResult_t collWait(collRequest_t request);
+
+/* The collectives beside all-reduce, with NCCL's semantics and argument order. In place:
+ * sendbuff == recvbuff (broadcast, reduce); sendbuff == recvbuff + rank * sendcount
+ * (all-gather); recvbuff == sendbuff + rank * recvcount (reduce-scatter). */
+collResult_t collBroadcast(const void* sendbuff, void* recvbuff, size_t count,
+                           collDataType_t datatype, int root, collComm_t comm, collStream_t stream);
+/* recvbuff is written on the root only (other ranks may pass NULL). */
+collResult_t collReduce(const void* sendbuff, void* recvbuff, size_t count, collDataType_t datatype,
+                        collRedOp_t op, int root, collComm_t comm, collStream_t stream);
+/* recvbuff holds nranks * sendcount elements, rank r's at offset r * sendcount. */
+collResult_t collAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                           collDataType_t datatype, collComm_t comm, collStream_t stream);
+/* sendbuff holds nranks * recvcount elements; rank r receives block r of the reduction. */
+collResult_t collReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                               collDataType_t datatype, collRedOp_t op, collComm_t comm,
+                               collStream_t stream);
+
+/* Collective over comm: ranks passing the same color form *newcomm, ordered by key then by
+ * rank in comm; COLL_SPLIT_NOCOLOR gives *newcomm = NULL. The new communicator shares comm's
+ * transport and may outlive it; destroy it with collCommDestroy. */
+#define COLL_SPLIT_NOCOLOR (-1)
+collResult_t collCommSplit(collComm_t comm, int color, int key, collComm_t* newcomm);
+/* From any thread: the call in progress on comm (and on communicators sharing its transport)
+ * fails promptly; then comm is destroyed. */
+collResult_t collCommAbort(collComm_t comm);
+/* *version = COLL_VERSION_CODE of the library actually loaded. */
+collResult_t collGetVersion(int* version);
 
 const char* collGetErrorString(collResult_t result);
 /* The message of the last failed call on this thread (naming rank, peer and operation). */

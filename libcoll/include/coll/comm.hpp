@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "coll/error.hpp"
+#include "coll/exchange.hpp"
 #include "coll/types.hpp"
 
 namespace coll {
@@ -53,6 +54,10 @@ class Comm {
   // Joins the store at `address` ("host:port") presenting the job's `token`.
   static std::unique_ptr<Comm> from_store(const std::string& address, const std::string& token,
                                           int rank, int size);
+  // Over an exchange the caller provides (collective over `size` ranks); the communicator owns
+  // it and uses it again when destroyed.
+  static std::unique_ptr<Comm> from_exchange(int rank, int size,
+                                             std::unique_ptr<Exchange> exchange);
   ~Comm();
   Comm(const Comm&) = delete;
   Comm& operator=(const Comm&) = delete;
@@ -87,11 +92,40 @@ class Comm {
                                 std::string_view algorithm = {}, std::uint64_t tag = 0);
   void barrier();
 
+  // The collectives a training backend needs besides all-reduce, with NCCL's semantics and
+  // argument order. Counts are in elements; send == recv (broadcast, reduce) or NCCL's in-place
+  // layouts (all-gather: send == recv + rank * count; reduce-scatter: recv == send + rank *
+  // count) run in place. Every rank calls each with the same count, type, op and root.
+  //
+  // recv = root's send on every rank (send is read on the root only).
+  void broadcast(const void* send, void* recv, std::size_t count, DataType type, int root);
+  // recv (on the root only; may be null elsewhere) = op over ranks of send.
+  void reduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
+              int root);
+  // recv (size() * count elements) = every rank's send, in rank order.
+  void allgather(const void* send, void* recv, std::size_t count, DataType type);
+  // recv (count elements) = block rank() of op over ranks of send (size() * count elements).
+  void reduce_scatter(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op);
+
+  // Collective over this communicator: ranks passing the same color >= 0 form a new
+  // communicator, ordered by key and then by rank here; a negative color (kSplitNoColor)
+  // returns nullptr. The new communicator shares this one's transport, staging pool and
+  // progress engine with its own tag space (see docs/collectives.md); it may outlive this one.
+  static constexpr int kSplitNoColor = -1;
+  std::unique_ptr<Comm> split(int color, int key);
+
+  // Callable from any thread: the collective in progress on this communicator, and on every
+  // communicator sharing its transport (split from the same one), fails promptly with an error
+  // saying it was aborted, and so do all later calls. The communicator must still be destroyed.
+  void abort();
+
   // Blocking point-to-point messages (for diagnostics such as colltopo --measure); `tag`
   // matches a send to its receive, and both sides must agree on `bytes`.
   void send(const void* data, std::size_t bytes, int peer, std::uint32_t tag);
   void recv(void* data, std::size_t bytes, int peer, std::uint32_t tag);
 
+  // The library version, "MAJOR.MINOR.PATCH" (COLL_MAJOR... in coll.h).
+  static std::string version();
   // Names of the algorithms allreduce accepts.
   static std::vector<std::string> algorithms();
   // The algorithm allreduce runs for `algorithm` at `bytes`: "" is the communicator's default,

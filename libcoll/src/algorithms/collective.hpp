@@ -41,26 +41,34 @@ struct Group {
   }
 };
 
-// Unique tags per message: collective sequence (20 bits) | stage (4) | sender (16) | message (24).
+// Unique tags per message: communicator context (8 bits) | collective sequence (12) | stage (4)
+// | sender (16) | message (24). The context tells apart communicators split from one another,
+// which share a transport (see docs/collectives.md). The sequence wraps: the argument check keeps
+// neighbours within a collective of each other, and UCX matches equal tags from one sender in
+// the order they were sent.
 // Stages let concurrent sub-collectives of one collective (hierarchical rails) share a comm.
 // Stage 15 carries the argument check, stage 14 point-to-point messages (sequence 0).
 class TagSpace {
  public:
   static constexpr std::uint32_t kMaxMessages = 1u << 24;
-  static constexpr unsigned kMaxStage = 13;  // algorithms may use stages 0..kMaxStage
-  TagSpace(std::uint64_t sequence, unsigned stage) : sequence_(sequence), stage_(stage & 0xF) {}
-  static TagSpace point_to_point() { return TagSpace(0, 14); }
+  static constexpr unsigned kMaxStage = 13;      // algorithms may use stages 0..kMaxStage
+  static constexpr unsigned kMaxContexts = 256;  // communicators sharing one transport
+  TagSpace(std::uint64_t sequence, unsigned stage, unsigned context = 0)
+      : sequence_(sequence), stage_(stage & 0xF), context_(context & (kMaxContexts - 1)) {}
+  static TagSpace point_to_point(unsigned context = 0) { return TagSpace(0, 14, context); }
 
   Tag make(int sender, std::uint32_t message) const {
-    return ((sequence_ & 0xFFFFF) << 44) | (std::uint64_t{stage_} << 40) |
-           (std::uint64_t(sender & 0xFFFF) << 24) | (message & (kMaxMessages - 1));
+    return (std::uint64_t{context_} << 56) | ((sequence_ & 0xFFF) << 44) |
+           (std::uint64_t{stage_} << 40) | (std::uint64_t(sender & 0xFFFF) << 24) |
+           (message & (kMaxMessages - 1));
   }
   // The same collective's tags for a sub-collective running concurrently in `stage`.
-  TagSpace with_stage(unsigned stage) const { return TagSpace(sequence_, stage); }
+  TagSpace with_stage(unsigned stage) const { return TagSpace(sequence_, stage, context_); }
 
  private:
   std::uint64_t sequence_;
   unsigned stage_;
+  unsigned context_;
 };
 
 struct Tuning {

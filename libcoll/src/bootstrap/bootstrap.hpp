@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "coll/exchange.hpp"
+
 namespace coll {
 
 class Bootstrap {
@@ -37,5 +39,8 @@ std::unique_ptr<Bootstrap> make_mpi_bootstrap();
 // MPI bootstrap and the native MPI algorithm).
 void check_mpi(int code, const char* what);
 std::unique_ptr<Bootstrap> make_single_bootstrap();
+// Over the caller's exchange (Comm::from_exchange); throws InvalidArgument on a bad rank/size.
+std::unique_ptr<Bootstrap> make_exchange_bootstrap(int rank, int size,
+                                                   std::unique_ptr<Exchange> exchange);
 
 }  // namespace coll

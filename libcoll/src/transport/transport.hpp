@@ -2,9 +2,12 @@
 // waiting that neither starves other ranks nor outlives COLL_TIMEOUT.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <span>
+#include <string>
 
 namespace coll {
 
@@ -44,6 +47,18 @@ class Transport {
 
   // Human-readable summary ("ucx: 3 peer(s) over sm,self, 4 over tcp(lo)").
   virtual const char* describe() const = 0;
+
+  // From any thread (a communicator's abort): the wait in progress and every later one fail
+  // promptly with `reason`. The first reason stays.
+  void interrupt(const std::string& reason);
+  bool interrupted() const { return interrupted_.load(std::memory_order_acquire); }
+  // Throws InvalidUsage with the reason once interrupted; implementations call it while waiting.
+  void check_interrupt() const;
+
+ private:
+  std::once_flag interrupt_once_;
+  std::string interrupt_reason_;  // written once, before interrupted_ is set
+  std::atomic<bool> interrupted_{false};
 };
 
 }  // namespace coll

@@ -118,7 +118,7 @@ UcxTransport::UcxTransport(Bootstrap& bootstrap, const std::vector<int>& node_of
 UcxTransport::~UcxTransport() {
   // Peers may still be finishing their last receives: close gracefully after a barrier when the
   // job is healthy, forcefully when it is being torn down after a failure.
-  bool healthy = !bootstrap_.abort_reason().has_value();
+  bool healthy = !bootstrap_.abort_reason().has_value() && !interrupted();
   if (healthy) {
     try {
       bootstrap_.barrier("ucx/close");

@@ -39,6 +39,7 @@ Waiter::Waiter(Transport& transport, Hooks& hooks, Bootstrap* bootstrap,
       oversubscribed_(options.ranks_on_this_host > std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN))) {}
 
 void Waiter::check_abort() {
+  transport_.check_interrupt();  // this rank's communicator was aborted (Comm::abort)
   if (bootstrap_ == nullptr) return;
   if (auto reason = bootstrap_->abort_reason()) {
     throw Error(Status::RemoteError, "job aborted: " + *reason);
@@ -73,6 +74,7 @@ void Waiter::wait_all(std::span<Transport::Request> requests) {
       completed += transport_.test(requests[i]);
     }
     if (completed == requests.size()) return;
+    transport_.check_interrupt();
     // Only the awaited requests completing counts as progress: a transport may report activity
     // (keepalives, wire-up) even when the peer waited for is gone, which must not hold the
     // timeout off.

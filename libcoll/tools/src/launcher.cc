@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <climits>
 #include <csignal>
 #include <cstdlib>
@@ -85,8 +86,15 @@ void spawn(RankProcess& process, const LaunchSpec& spec, std::vector<std::string
     if (out[1] >= 0) ::dup2(out[1], STDOUT_FILENO);
     ::dup2(err[1], STDERR_FILENO);
     ::execve(argv_c[0], argv_c.data(), env_c.data());
-    const char message[] = "launcher: cannot execute the rank program\n";
-    [[maybe_unused]] auto ignored = ::write(STDERR_FILENO, message, sizeof message - 1);
+    const int error = errno;
+    const char* reason = error == ENOENT    ? ": no such file or directory\n"
+                         : error == EACCES  ? ": permission denied\n"
+                         : error == ENOEXEC ? ": not an executable format (a script without #!?)\n"
+                                            : ": exec failed\n";
+    for (const char* part :
+         {"launcher: cannot execute ", static_cast<const char*>(argv_c[0]), reason}) {
+      [[maybe_unused]] auto ignored = ::write(STDERR_FILENO, part, std::strlen(part));
+    }
     ::_exit(127);
   }
   process.pid = pid;

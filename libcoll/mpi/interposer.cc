@@ -1,0 +1,171 @@
+// libcoll_mpi.so, a PMPI interposer: LD_PRELOAD it into an MPI program and every blocking
+// MPI_Allreduce on a predefined contiguous type and operation over an intracommunicator of two or
+// more ranks runs on libcoll; every other call goes to MPI unchanged (docs/mpi-interposer.md).
+//
+// Each MPI communicator gets its libcoll communicator on its first such call, bootstrapped over
+// a duplicate of it, and keeps it in an MPI attribute: freeing the MPI communicator frees it.
+#include <mpi.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "bootstrap/bootstrap.hpp"
+#include "bootstrap/mpi_exchange.hpp"
+#include "coll/comm.hpp"
+#include "mpi_types.hpp"
+
+namespace {
+
+struct Settings {
+  bool enabled = true;  // COLL_MPI_INTERPOSE=0 turns the interposer off
+  bool debug = false;   // COLL_MPI_DEBUG=1: one line per rank at MPI_Finalize
+};
+
+const Settings& settings() {
+  static const Settings read = [] {
+    Settings result;
+    const char* interpose = std::getenv("COLL_MPI_INTERPOSE");
+    // COLL_ALGO=native_mpi asks libcoll for MPI's own all-reduce: that is this very call.
+    const char* algorithm = std::getenv("COLL_ALGO");
+    result.enabled = !(interpose && std::strcmp(interpose, "0") == 0) &&
+                     !(algorithm && std::strcmp(algorithm, "native_mpi") == 0);
+    const char* debug = std::getenv("COLL_MPI_DEBUG");
+    result.debug = debug && std::strcmp(debug, "0") != 0 && debug[0] != '\0';
+    return result;
+  }();
+  return read;
+}
+
+// The libcoll communicators attached to MPI communicators, in creation order, so that
+// MPI_Finalize destroys those the program never freed in an order every rank agrees on.
+class Attachments {
+ public:
+  static Attachments& instance() {
+    static Attachments attachments;
+    return attachments;
+  }
+
+  // The libcoll communicator of `comm`, created on first use (collective over `comm`).
+  coll::Comm& of(MPI_Comm comm) {
+    std::call_once(keyval_once_, [this] {
+      coll::check_mpi(PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, detach, &keyval_, nullptr),
+                      "MPI_Comm_create_keyval");
+    });
+    void* value = nullptr;
+    int found = 0;
+    coll::check_mpi(PMPI_Comm_get_attr(comm, keyval_, &value, &found), "MPI_Comm_get_attr");
+    if (found) return *static_cast<coll::Comm*>(value);
+    auto exchange = std::make_unique<coll::MpiExchange>(comm);
+    const int rank = exchange->rank();
+    const int size = exchange->size();
+    auto created = coll::Comm::from_exchange(rank, size, std::move(exchange));
+    coll::check_mpi(PMPI_Comm_set_attr(comm, keyval_, created.get()), "MPI_Comm_set_attr");
+    std::lock_guard lock(mutex_);
+    live_.emplace(++created_, Live{comm, created.get()});
+    return *created.release();
+  }
+
+  // Before MPI_Finalize: deleting the attributes runs `detach` on each.
+  void detach_all() {
+    if (keyval_ == MPI_KEYVAL_INVALID) return;
+    std::vector<MPI_Comm> remaining;
+    {
+      std::lock_guard lock(mutex_);
+      for (const auto& [order, live] : live_) remaining.push_back(live.comm);
+    }
+    for (MPI_Comm comm : remaining) PMPI_Comm_delete_attr(comm, keyval_);
+    PMPI_Comm_free_keyval(&keyval_);
+  }
+
+  std::atomic<long> on_libcoll{0};
+  std::atomic<long> passed_to_mpi{0};
+
+ private:
+  struct Live {
+    MPI_Comm comm;
+    coll::Comm* attached;
+  };
+
+  // The attribute's delete callback: MPI_Comm_free, or detach_all.
+  static int detach(MPI_Comm, int, void* value, void*) {
+    auto* attached = static_cast<coll::Comm*>(value);
+    Attachments& self = instance();
+    {
+      std::lock_guard lock(self.mutex_);
+      std::erase_if(self.live_,
+                    [attached](const auto& entry) { return entry.second.attached == attached; });
+    }
+    delete attached;  // collective over the communicator, as freeing it is
+    return MPI_SUCCESS;
+  }
+
+  std::once_flag keyval_once_;
+  int keyval_ = MPI_KEYVAL_INVALID;
+  std::mutex mutex_;
+  unsigned long created_ = 0;
+  std::map<unsigned long, Live> live_;
+};
+
+bool is_intracommunicator_of_several(MPI_Comm comm) {
+  if (comm == MPI_COMM_NULL) return false;
+  int inter = 0;
+  int size = 0;
+  if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) return false;
+  return PMPI_Comm_size(comm, &size) == MPI_SUCCESS && size > 1;
+}
+
+int world_rank() {
+  int rank = -1;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank;
+}
+
+}  // namespace
+
+extern "C" int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
+                             MPI_Op op, MPI_Comm comm) {
+  Attachments& attachments = Attachments::instance();
+  const auto type = coll::mpi::coll_type(datatype);
+  const auto reduce_op = coll::mpi::coll_op(op);
+  // MPI_BOTTOM (absolute addresses) and invalid arguments are MPI's to handle and report.
+  const bool buffers_ok =
+      count == 0 || (recvbuf != nullptr && sendbuf != nullptr && sendbuf != MPI_BOTTOM);
+  if (!settings().enabled || !type || !reduce_op || count < 0 || !buffers_ok ||
+      !is_intracommunicator_of_several(comm)) {
+    ++attachments.passed_to_mpi;
+    return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+  }
+  try {
+    coll::Comm& libcoll = attachments.of(comm);
+    const void* send = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    libcoll.allreduce(send, recvbuf, static_cast<std::size_t>(count), *type, *reduce_op);
+    ++attachments.on_libcoll;
+    return MPI_SUCCESS;
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "libcoll_mpi: MPI_COMM_WORLD rank %d: MPI_Allreduce failed: %s\n",
+                 world_rank(), error.what());
+    PMPI_Comm_call_errhandler(comm, MPI_ERR_OTHER);
+    return MPI_ERR_OTHER;
+  }
+}
+
+extern "C" int MPI_Finalize() {
+  Attachments& attachments = Attachments::instance();
+  attachments.detach_all();
+  if (settings().debug) {
+    std::fprintf(stderr,
+                 "libcoll_mpi: MPI_COMM_WORLD rank %d: %ld MPI_Allreduce calls ran on libcoll, "
+                 "%ld went to MPI%s\n",
+                 world_rank(), attachments.on_libcoll.load(), attachments.passed_to_mpi.load(),
+                 settings().enabled ? "" : " (interposer disabled)");
+  }
+  return PMPI_Finalize();
+}

@@ -1,0 +1,30 @@
+// coll::Exchange over an MPI communicator, for the MPI bootstrap and the MPI interposer.
+#pragma once
+
+#include <mpi.h>
+
+#include "coll/exchange.hpp"
+
+namespace coll {
+
+class MpiExchange final : public Exchange {
+ public:
+  // Works on a private duplicate of `comm`, so that bootstrap messages never match the
+  // program's own and the exchange outlives a `comm` being freed.
+  explicit MpiExchange(MPI_Comm comm);
+  ~MpiExchange() override;
+  MpiExchange(const MpiExchange&) = delete;
+  MpiExchange& operator=(const MpiExchange&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  std::vector<std::string> allgather(const std::string& mine) override;
+  void barrier() override;
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+}  // namespace coll

@@ -1,0 +1,95 @@
+// collrun as a launcher people know from mpirun: --help, -np, programs found on PATH, and a
+// clear error or warning instead of a confusing failure.
+#include <gtest/gtest.h>
+#include <sched.h>
+#include <sys/stat.h>
+
+#include <fstream>
+
+#include "run_command.hpp"
+
+namespace {
+
+using coll::testing::run_command;
+
+std::string collrun(const std::string& args) {
+  return std::string(COLLRUN_PATH) + " " + args;
+}
+
+TEST(Collrun, HelpListsTheOptionsAndSucceeds) {
+  const auto result = run_command(collrun("--help"), 30);
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  for (const char* option : {"-np N", "--nodes N", "--ranks-per-node G", "--node-sizes", "PATH"}) {
+    EXPECT_NE(result.output.find(option), std::string::npos) << option << ": " << result.output;
+  }
+}
+
+TEST(Collrun, NpStartsThatManyRanksOfAProgramFoundOnPath) {
+  // printenv is found on PATH, as mpirun finds it; each rank prints its own COLL_RANK/SIZE.
+  const auto result = run_command(collrun("-np 3 printenv COLL_SIZE COLL_RANK"), 60);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("3\n0\n"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("[rank 1] 3\n[rank 1] 1\n"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("[rank 2] 2\n"), std::string::npos) << result.output;
+}
+
+TEST(Collrun, NpSplitsOverNodesOrSaysWhyItCannot) {
+  const auto even = run_command(collrun("-np 4 --nodes 2 printenv COLL_NODE"), 60);
+  ASSERT_EQ(even.exit_code, 0) << even.output;
+  EXPECT_NE(even.output.find("[rank 3] 1\n"), std::string::npos) << even.output;
+  const auto uneven = run_command(collrun("-np 3 --nodes 2 true"), 30);
+  EXPECT_EQ(uneven.exit_code, 2) << uneven.output;
+  EXPECT_NE(uneven.output.find("-np 3 does not match --nodes 2"), std::string::npos)
+      << uneven.output;
+}
+
+TEST(Collrun, AProgramThatCannotStartIsNamedWithTheReason) {
+  const auto missing = run_command(collrun("-np 2 no-such-program-for-collrun"), 30);
+  EXPECT_EQ(missing.exit_code, 127) << missing.output;
+  EXPECT_NE(missing.output.find("cannot start 'no-such-program-for-collrun': not found in PATH"),
+            std::string::npos)
+      << missing.output;
+
+  const auto no_file = run_command(collrun("./no/such/file"), 30);
+  EXPECT_EQ(no_file.exit_code, 127) << no_file.output;
+  EXPECT_NE(no_file.output.find("cannot start './no/such/file': No such file or directory"),
+            std::string::npos)
+      << no_file.output;
+
+  const std::string not_executable = ::testing::TempDir() + "/collrun_not_executable";
+  std::ofstream(not_executable) << "#!/bin/sh\necho hello\n";
+  ::chmod(not_executable.c_str(), 0644);
+  const auto denied = run_command(collrun(not_executable), 30);
+  EXPECT_EQ(denied.exit_code, 127) << denied.output;
+  EXPECT_NE(denied.output.find("cannot start '" + not_executable + "': Permission denied"),
+            std::string::npos)
+      << denied.output;
+
+  // Executable but not a program: exec itself fails, in the rank, which says why.
+  const std::string not_a_program = ::testing::TempDir() + "/collrun_not_a_program";
+  std::ofstream(not_a_program) << "not a program\n";
+  ::chmod(not_a_program.c_str(), 0755);
+  const auto bad_format = run_command(collrun(not_a_program), 30);
+  EXPECT_EQ(bad_format.exit_code, 127) << bad_format.output;
+  EXPECT_NE(
+      bad_format.output.find("cannot execute " + not_a_program + ": not an executable format"),
+      std::string::npos)
+      << bad_format.output;
+}
+
+TEST(Collrun, WarnsWhenRanksOutnumberCoresAndOnlyThen) {
+  cpu_set_t set;
+  ASSERT_EQ(::sched_getaffinity(0, sizeof set, &set), 0);
+  const int cores = CPU_COUNT(&set);
+  const auto crowded = run_command(collrun("-np " + std::to_string(cores + 1) + " true"), 60);
+  EXPECT_EQ(crowded.exit_code, 0) << crowded.output;
+  EXPECT_NE(crowded.output.find("warning: " + std::to_string(cores + 1) + " ranks on " +
+                                std::to_string(cores) + " core(s)"),
+            std::string::npos)
+      << crowded.output;
+  const auto fits = run_command(collrun("-np 1 true"), 30);
+  EXPECT_EQ(fits.exit_code, 0) << fits.output;
+  EXPECT_EQ(fits.output.find("warning"), std::string::npos) << fits.output;
+}
+
+}  // namespace
