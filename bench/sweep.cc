@@ -41,11 +41,11 @@ coll::BusFactor bus_column(coll::Comm& comm, const Options& options, const std::
     const std::string collective(sweep_kind_name(options.collective));
     const bool per_rank = options.collective == SweepKind::AllGather ||
                           options.collective == SweepKind::ReduceScatter;
-    return {SweepCollective(options.collective, comm, options.type, options.op, algorithm)
-                .bus_factor(),
-            true,
-            std::string("busbw = algbw * ") + (per_rank ? "(n-1)/n" : "1") + " (nccl-tests' " +
-                collective + ")" + (per_rank ? "; size = the whole vector, size/n per rank" : "")};
+    return {
+        SweepCollective(options.collective, comm, options.type, options.op, algorithm).bus_factor(),
+        true,
+        std::string("busbw = algbw * ") + (per_rank ? "(n-1)/n" : "1") + " (nccl-tests' " +
+            collective + ")" + (per_rank ? "; size = the whole vector, size/n per rank" : "")};
   }
   const auto* info = coll::find_algorithm(algorithm);
   return info != nullptr ? info->bus_factor(comm.size(), comm.tuning())

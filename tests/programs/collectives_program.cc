@@ -14,8 +14,8 @@
 #include <thread>
 #include <vector>
 
-#include "coll/comm.hpp"
 #include "coll/buffer_pool.hpp"
+#include "coll/comm.hpp"
 #include "exact_data.hpp"
 
 namespace {
