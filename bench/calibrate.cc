@@ -2,8 +2,8 @@
 
 #include <cstdio>
 
+#include "coll/model/calibration.hpp"
 #include "explain.hpp"
-#include "model/calibration.hpp"
 
 namespace collbench {
 

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "algorithms/selector.hpp"
+#include "coll/selector.hpp"
 
 namespace collbench {
 namespace {

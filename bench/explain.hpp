@@ -7,7 +7,7 @@
 #include <string>
 
 #include "coll/comm.hpp"
-#include "model/link_params.hpp"
+#include "coll/model/link_params.hpp"
 #include "options.hpp"
 
 namespace collbench {

@@ -8,8 +8,8 @@
 #include <functional>
 #include <limits>
 
-#include "algorithms/selector.hpp"
 #include "coll/error.hpp"
+#include "coll/selector.hpp"
 
 namespace collbench {
 namespace {

@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "coll/model/link_params.hpp"
+#include "coll/model/shape.hpp"
 #include "coll/schedule/compute_profile.hpp"
 #include "coll/schedule/fusion_plan.hpp"
 #include "coll/schedule/iteration_sim.hpp"
-#include "model/link_params.hpp"
-#include "model/shape.hpp"
 #include "model_table.hpp"
 
 namespace collbench {

@@ -2,7 +2,7 @@
 // job, and why.
 #include "recommend.hpp"
 
-#include "algorithms/selector.hpp"
+#include "coll/selector.hpp"
 #include "text_format.hpp"
 
 namespace colltopo {

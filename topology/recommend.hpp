@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "algorithms/selector.hpp"
+#include "coll/selector.hpp"
 #include "coll/tools/json_writer.hpp"
 
 namespace colltopo {

@@ -7,10 +7,10 @@
 #include <mutex>
 
 #include "algorithms/registry.hpp"
-#include "algorithms/selector.hpp"
 #include "argument_check.hpp"
 #include "bootstrap/bootstrap.hpp"
 #include "coll/buffer_pool.hpp"
+#include "coll/selector.hpp"
 #include "coll/topology/rank_map.hpp"
 #include "collectives/collectives.hpp"
 #include "collectives/context_ids.hpp"

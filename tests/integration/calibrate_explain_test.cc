@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "model/calibration.hpp"
+#include "coll/model/calibration.hpp"
 #include "run_command.hpp"
 
 namespace {

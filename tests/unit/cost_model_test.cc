@@ -11,9 +11,9 @@
 #include <fstream>
 
 #include "algorithms/registry.hpp"
-#include "algorithms/selector.hpp"
 #include "coll/error.hpp"
-#include "model/calibration.hpp"
+#include "coll/model/calibration.hpp"
+#include "coll/selector.hpp"
 #include "model/preset.hpp"
 #include "model/resolve_params.hpp"
 

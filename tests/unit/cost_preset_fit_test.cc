@@ -9,8 +9,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "algorithms/selector.hpp"
 #include "coll/error.hpp"
+#include "coll/selector.hpp"
 #include "model/preset.hpp"
 
 namespace coll::model {

@@ -3,9 +3,9 @@
 
 #include <algorithm>
 
-#include "algorithms/selector.hpp"
 #include "coll/error.hpp"
 #include "coll/schedule/fusion_plan.hpp"
+#include "coll/selector.hpp"
 #include "iteration_model.hpp"
 #include "model/preset.hpp"
 #include "options.hpp"

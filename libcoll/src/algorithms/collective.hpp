@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "coll/buffer_pool.hpp"
+#include "coll/tuning.hpp"
 #include "coll/types.hpp"
 #include "core/memory_type.hpp"
 #include "transport/transport.hpp"
@@ -69,15 +70,6 @@ class TagSpace {
   std::uint64_t sequence_;
   unsigned stage_;
   unsigned context_;
-};
-
-struct Tuning {
-  std::size_t segment_bytes = 256 << 10;  // COLL_SEGMENT_BYTES: pipelining unit
-  int window = 4;                         // COLL_WINDOW: receives kept in flight
-  int ps_servers = 0;               // COLL_PS_SERVERS: parameter-server shards (0: every rank)
-  bool ps_dedicated = false;        // COLL_PS_DEDICATED: servers are the last ranks, not spread
-  std::string hier_intra = "ring";  // COLL_HIER_INTRA: hierarchical's intra-node algorithm
-  std::string hier_inter = "ring";  // COLL_HIER_INTER: hierarchical's inter-node all-reduce
 };
 
 struct CollectiveContext {

@@ -10,9 +10,9 @@
 #include <string_view>
 
 #include "algorithms/collective.hpp"
-#include "model/link_params.hpp"
-#include "model/prediction.hpp"
-#include "model/shape.hpp"
+#include "coll/model/link_params.hpp"
+#include "coll/model/prediction.hpp"
+#include "coll/model/shape.hpp"
 
 namespace coll {
 

@@ -1,4 +1,4 @@
-#include "algorithms/selector.hpp"
+#include "coll/selector.hpp"
 
 #include <cstdio>
 

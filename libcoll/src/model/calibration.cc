@@ -1,4 +1,4 @@
-#include "model/calibration.hpp"
+#include "coll/model/calibration.hpp"
 
 #include <unistd.h>
 

@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "model/link_params.hpp"
-#include "model/shape.hpp"
+#include "coll/model/link_params.hpp"
+#include "coll/model/shape.hpp"
 
 namespace coll::model {
 

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "model/link_params.hpp"
+#include "coll/model/link_params.hpp"
 
 namespace coll::model {
 

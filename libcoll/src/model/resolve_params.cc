@@ -1,7 +1,7 @@
 #include "model/resolve_params.hpp"
 
 #include "coll/env.hpp"
-#include "model/calibration.hpp"
+#include "coll/model/calibration.hpp"
 #include "model/preset.hpp"
 
 namespace coll::model {

@@ -1,7 +1,7 @@
 // Which cost parameters a communicator uses (resolved once per communicator, see Selector).
 #pragma once
 
-#include "model/link_params.hpp"
+#include "coll/model/link_params.hpp"
 
 namespace coll::model {
 

@@ -1,4 +1,4 @@
-#include "model/shape.hpp"
+#include "coll/model/shape.hpp"
 
 #include <algorithm>
 #include <map>

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "coll/comm.hpp"
-#include "model/link_params.hpp"
+#include "coll/model/link_params.hpp"
 
 namespace coll::model {
 

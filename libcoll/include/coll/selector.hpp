@@ -11,10 +11,10 @@
 #include <string_view>
 #include <vector>
 
-#include "algorithms/collective.hpp"
-#include "model/link_params.hpp"
-#include "model/prediction.hpp"
-#include "model/shape.hpp"
+#include "coll/model/link_params.hpp"
+#include "coll/model/prediction.hpp"
+#include "coll/model/shape.hpp"
+#include "coll/tuning.hpp"
 
 namespace coll {
 
