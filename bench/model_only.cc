@@ -5,12 +5,12 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "coll/config.hpp"
 #include "coll/error.hpp"
+#include "coll/model/preset.hpp"
+#include "coll/model/resolve_params.hpp"
 #include "coll/tools/chrome_trace.hpp"
-#include "comm_config.hpp"
 #include "iteration_model.hpp"
-#include "model/preset.hpp"
-#include "model/resolve_params.hpp"
 #include "model_table.hpp"
 #include "strategy.hpp"
 

@@ -4,12 +4,12 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "algorithms/registry.hpp"
+#include "coll/algorithms.hpp"
 #include "coll/comm.hpp"
 #include "coll/env.hpp"
+#include "coll/model/preset.hpp"
 #include "coll/schedule/fusion_plan.hpp"
 #include "coll/tools/launcher.hpp"
-#include "model/preset.hpp"
 #include "model_table.hpp"
 #include "models_dir.hpp"
 #include "strategy.hpp"
@@ -228,11 +228,11 @@ Options parse_options(int argc, const char* const* argv) {
     if (name == "auto" || std::find(known.begin(), known.end(), name) != known.end()) continue;
     std::string list;
     for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
-    const auto* info = coll::find_algorithm(name);
+    const auto description = coll::describe_algorithm(name);
     throw UsageError("--algo: " +
-                     (info ? "'" + name + "' is not available in this process (" +
-                                 std::string(info->summary) + ")"
-                           : "unknown algorithm '" + name + "'") +
+                     (description ? "'" + name + "' is not available in this process (" +
+                                        description->summary + ")"
+                                  : "unknown algorithm '" + name + "'") +
                      "; available: " + list + ", auto, all");
   }
   if (!options.cost_preset.empty()) {

@@ -9,8 +9,8 @@
 #include <sstream>
 
 #include "coll/error.hpp"
+#include "coll/model/preset.hpp"
 #include "iteration_model.hpp"
-#include "model/preset.hpp"
 #include "model_table.hpp"
 #include "strategy.hpp"
 

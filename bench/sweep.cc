@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "algorithm_summary.hpp"
-#include "algorithms/registry.hpp"
+#include "coll/algorithms.hpp"
 #include "coll/buffer_pool.hpp"
 #include "coll/clock.hpp"
 #include "coll/env.hpp"
@@ -47,9 +47,7 @@ coll::BusFactor bus_column(coll::Comm& comm, const Options& options, const std::
         std::string("busbw = algbw * ") + (per_rank ? "(n-1)/n" : "1") + " (nccl-tests' " +
             collective + ")" + (per_rank ? "; size = the whole vector, size/n per rank" : "")};
   }
-  const auto* info = coll::find_algorithm(algorithm);
-  return info != nullptr ? info->bus_factor(comm.size(), comm.tuning())
-                         : coll::nccl_tests_bus_factor(comm.size(), comm.tuning());
+  return coll::bus_factor(algorithm, comm.size(), comm.tuning());
 }
 
 // `total` elements of the swept vector (see SweepCollective for what each collective moves).

@@ -5,13 +5,6 @@
 # Run: cmake -DSOURCE_DIR=<root> -P <this>.
 cmake_minimum_required(VERSION 3.25)
 
-# Files still waiting for a public cost-model/algorithm-catalogue header: they may include the
-# cost model (model/), the algorithm registry (algorithms/) and config (core/config.hpp), nothing
-# else private. A listed file that no longer includes any is an error too: delete it from this
-# list once its includes are public.
-set(PENDING bench/options.cc bench/sweep.cc bench/model_only.cc bench/paper_tables.cc)
-set(PENDING_ALLOWED "^(model/|algorithms/|comm_config[.]hpp$)")
-
 file(GLOB CHECKED_FILES RELATIVE ${SOURCE_DIR}
   ${SOURCE_DIR}/bench/*.cc ${SOURCE_DIR}/bench/*.hpp
   ${SOURCE_DIR}/topology/*.cc ${SOURCE_DIR}/topology/*.hpp)
@@ -20,7 +13,6 @@ file(GLOB_RECURSE PUBLIC_HEADERS RELATIVE ${SOURCE_DIR}
   ${SOURCE_DIR}/libcoll/include/*.hpp.in ${SOURCE_DIR}/libcoll/tools/include/*.hpp)
 list(APPEND CHECKED_FILES ${PUBLIC_HEADERS})
 set(PUBLIC_DIRS ${SOURCE_DIR}/libcoll/include ${SOURCE_DIR}/libcoll/tools/include)
-set(FOUND_PENDING "")
 set(PRIVATE_INCLUDES "")
 foreach(file ${CHECKED_FILES})
   get_filename_component(dir ${file} DIRECTORY)
@@ -36,11 +28,7 @@ foreach(file ${CHECKED_FILES})
     if(public OR (EXISTS ${SOURCE_DIR}/${dir}/${header} AND NOT dir MATCHES "^libcoll/"))
       continue()
     endif()
-    if(file IN_LIST PENDING AND header MATCHES "${PENDING_ALLOWED}")
-      list(APPEND FOUND_PENDING ${file})
-    else()
-      list(APPEND PRIVATE_INCLUDES "${file}: ${header}")
-    endif()
+    list(APPEND PRIVATE_INCLUDES "${file}: ${header}")
   endforeach()
 endforeach()
 
@@ -48,16 +36,8 @@ list(LENGTH CHECKED_FILES count)
 if(count EQUAL 0)
   message(FATAL_ERROR "no tool sources or public headers under ${SOURCE_DIR}")
 endif()
-set(STALE ${PENDING})
-if(FOUND_PENDING)
-  list(REMOVE_ITEM STALE ${FOUND_PENDING})
-endif()
 if(PRIVATE_INCLUDES)
   list(JOIN PRIVATE_INCLUDES "\n  " text)
   message(FATAL_ERROR "tools include private libcoll headers (use a public coll/ header):\n  ${text}")
-endif()
-if(STALE)
-  list(JOIN STALE "\n  " text)
-  message(FATAL_ERROR "these include only public headers now; remove them from PENDING in tests/tool_includes_test.cmake:\n  ${text}")
 endif()
 message(STATUS "${count} tool files and public headers include only public headers")

@@ -13,9 +13,9 @@
 #include "algorithms/registry.hpp"
 #include "coll/error.hpp"
 #include "coll/model/calibration.hpp"
+#include "coll/model/preset.hpp"
+#include "coll/model/resolve_params.hpp"
 #include "coll/selector.hpp"
-#include "model/preset.hpp"
-#include "model/resolve_params.hpp"
 
 namespace coll::model {
 namespace {
@@ -236,19 +236,35 @@ TEST(CostModel, HierarchicalFormulaRunsItsLevelsAlgorithms) {
 }
 
 TEST(CostModel, BusFactorsComeFromTheRegistryWithTheTuning) {
-  const AlgorithmInfo* ring = find_algorithm("ring");
-  const AlgorithmInfo* ps = find_algorithm("ps");
-  ASSERT_TRUE(ring && ps);
-  const BusFactor standard = ring->bus_factor(8, Tuning{});
+  const BusFactor standard = bus_factor("ring", 8, Tuning{});
   EXPECT_DOUBLE_EQ(standard.factor, 2.0 * 7 / 8);
   EXPECT_TRUE(standard.standard);
   Tuning two_servers;
   two_servers.ps_servers = 2;
-  const BusFactor workers = ps->bus_factor(8, two_servers);
+  const BusFactor workers = bus_factor("ps", 8, two_servers);
   EXPECT_DOUBLE_EQ(workers.factor, 1.0);  // 2(k-1)/k, k = 2
   EXPECT_FALSE(workers.standard);
   EXPECT_NE(workers.definition.find("k = 2 servers"), std::string::npos) << workers.definition;
-  EXPECT_DOUBLE_EQ(ps->bus_factor(8, Tuning{}).factor, 2.0 * 7 / 8);  // every rank serves
+  EXPECT_DOUBLE_EQ(bus_factor("ps", 8, Tuning{}).factor, 2.0 * 7 / 8);  // every rank serves
+  EXPECT_DOUBLE_EQ(bus_factor("no-such-algorithm", 4, Tuning{}).factor, 2.0 * 3 / 4);
+}
+
+TEST(CostModel, ThePublicCatalogueDescribesEveryRegisteredAlgorithm) {
+  const auto descriptions = describe_algorithms();
+  ASSERT_EQ(descriptions.size(), allreduce_algorithms().size());
+  EXPECT_EQ(descriptions.front().name, "ring");
+  for (std::size_t i = 0; i < descriptions.size(); ++i) {
+    const AlgorithmInfo& info = allreduce_algorithms()[i];
+    const AlgorithmDescription& description = descriptions[i];
+    EXPECT_EQ(description.name, info.name);
+    EXPECT_EQ(description.summary, info.summary);
+    EXPECT_EQ(description.available, is_available(info)) << description.name;
+    EXPECT_EQ(description.modeled, info.cost != nullptr) << description.name;
+    const auto found = describe_algorithm(description.name);
+    ASSERT_TRUE(found.has_value()) << description.name;
+    EXPECT_EQ(found->name, description.name);
+  }
+  EXPECT_FALSE(describe_algorithm("no-such-algorithm").has_value());
 }
 
 TEST(CostModel, EachSelectorKeepsItsOwnParametersAndChoices) {

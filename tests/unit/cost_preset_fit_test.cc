@@ -10,8 +10,8 @@
 #include <fstream>
 
 #include "coll/error.hpp"
+#include "coll/model/preset.hpp"
 #include "coll/selector.hpp"
-#include "model/preset.hpp"
 
 namespace coll::model {
 namespace {

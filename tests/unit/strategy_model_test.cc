@@ -4,10 +4,10 @@
 #include <algorithm>
 
 #include "coll/error.hpp"
+#include "coll/model/preset.hpp"
 #include "coll/schedule/fusion_plan.hpp"
 #include "coll/selector.hpp"
 #include "iteration_model.hpp"
-#include "model/preset.hpp"
 #include "options.hpp"
 #include "paper_tables.hpp"
 #include "strategy.hpp"

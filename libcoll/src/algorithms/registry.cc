@@ -44,6 +44,32 @@ const AlgorithmInfo* find_algorithm(std::string_view name) {
   return nullptr;
 }
 
+namespace {
+
+AlgorithmDescription describe(const AlgorithmInfo& info) {
+  return {std::string(info.name), std::string(info.summary), is_available(info),
+          info.cost != nullptr, info.device_memory};
+}
+
+}  // namespace
+
+std::vector<AlgorithmDescription> describe_algorithms() {
+  std::vector<AlgorithmDescription> descriptions;
+  for (const auto& info : registered()) descriptions.push_back(describe(info));
+  return descriptions;
+}
+
+std::optional<AlgorithmDescription> describe_algorithm(std::string_view name) {
+  const AlgorithmInfo* info = find_algorithm(name);
+  if (info == nullptr) return std::nullopt;
+  return describe(*info);
+}
+
+BusFactor bus_factor(std::string_view algorithm, int ranks, const Tuning& tuning) {
+  const AlgorithmInfo* info = find_algorithm(algorithm);
+  return info != nullptr ? info->bus_factor(ranks, tuning) : nccl_tests_bus_factor(ranks, tuning);
+}
+
 void check_memory_supported(const AlgorithmInfo& info, const AllreduceArgs& args) {
   if (info.device_memory) return;
   if (args.send_memory == MemoryType::Device || args.recv_memory == MemoryType::Device) {

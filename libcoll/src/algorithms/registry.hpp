@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "algorithms/collective.hpp"
+#include "coll/algorithms.hpp"
 #include "coll/model/link_params.hpp"
 #include "coll/model/prediction.hpp"
 #include "coll/model/shape.hpp"
@@ -26,13 +27,6 @@ using CostFn = std::optional<model::Prediction> (*)(const model::CostParams& par
                                                     const model::Shape& shape, double bytes,
                                                     const Tuning& tuning);
 
-// busbw = algbw * factor. `standard` is nccl-tests' definition for all-reduce, 2(n-1)/n;
-// otherwise (parameter server) collbench marks the column and prints `definition`.
-struct BusFactor {
-  double factor = 0;
-  bool standard = true;
-  std::string definition;
-};
 using BusFactorFn = BusFactor (*)(int ranks, const Tuning& tuning);
 
 // nccl-tests' all-reduce bus factor, 2(n-1)/n: the default of every algorithm.

@@ -15,8 +15,8 @@
 #include "coll/buffer_pool.hpp"
 #include "coll/clock.hpp"
 #include "coll/env.hpp"
+#include "coll/model/preset.hpp"
 #include "model/parameter_file.hpp"
-#include "model/preset.hpp"
 #include "reduce/reducer.hpp"
 
 namespace coll::model {

@@ -36,7 +36,7 @@
 //
 // A preset file (--cost-preset FILE, COLL_COST_PRESET=FILE): "key = value" lines with the keys
 // of kFileKeys; staging_beta_s_per_byte is optional (0 = no shared staging path).
-#include "model/preset.hpp"
+#include "coll/model/preset.hpp"
 
 #include <filesystem>
 

@@ -1,8 +1,8 @@
-#include "model/resolve_params.hpp"
+#include "coll/model/resolve_params.hpp"
 
 #include "coll/env.hpp"
 #include "coll/model/calibration.hpp"
-#include "model/preset.hpp"
+#include "coll/model/preset.hpp"
 
 namespace coll::model {
 

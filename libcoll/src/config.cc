@@ -1,4 +1,4 @@
-#include "comm_config.hpp"
+#include "coll/config.hpp"
 
 #include "coll/env.hpp"
 #include "coll/error.hpp"

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "algorithms/collective.hpp"
+#include "coll/tuning.hpp"
 
 namespace coll {
 
