@@ -134,6 +134,8 @@ class InprocTransport final : public Transport, private Waiter::Hooks {
     }
   }
 
+  bool wakes_on_delivery() const override { return true; }  // senders notify `delivered`
+
   // Returns at once when something was delivered since the last sleep, so no wake-up is lost
   // between the waiter's last test and this call.
   void sleep_until_event(int /*abort_fd: checked by the waiter every sleep*/, int max_ms) override {

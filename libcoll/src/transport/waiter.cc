@@ -95,8 +95,9 @@ void Waiter::wait_all(std::span<Transport::Request> requests) {
                       std::to_string(stuck.peer) + " is dead, stuck, or in a different collective");
     }
     if (idle++ == 0) idle_since = now_seconds();
-    if (oversubscribed_ ? idle < kOversubscribedSpins
-                        : now_seconds() - idle_since < kIdleSpinSeconds) {
+    if (!hooks_.wakes_on_delivery() &&
+        (oversubscribed_ ? idle < kOversubscribedSpins
+                         : now_seconds() - idle_since < kIdleSpinSeconds)) {
       if (oversubscribed_) sched_yield();
       continue;
     }

@@ -24,6 +24,9 @@ class Waiter {
     // Returns when the transport may have something to progress, when `abort_fd` (-1: none)
     // becomes readable, or after max_ms, whichever comes first.
     virtual void sleep_until_event(int abort_fd, int max_ms) = 0;
+    // True when sleep_until_event returns as soon as a message is delivered (no system call or
+    // device to poll): spinning first would only burn a core the sending rank may need.
+    virtual bool wakes_on_delivery() const { return false; }
   };
 
   // `bootstrap` (may be null) is where the job's abort message arrives.
