@@ -52,6 +52,7 @@ class UcxTransport final : public Transport, private Waiter::Hooks {
   bool progress() override;
   bool test(Request& request) override;
   void wait_all(std::span<Request> requests) override { waiter_.wait_all(requests); }
+  std::string fail_job(const std::string& reason) override { return waiter_.fail_job(reason); }
   const char* describe() const override { return description_.c_str(); }
 
  private:
@@ -117,8 +118,9 @@ UcxTransport::UcxTransport(Bootstrap& bootstrap, const std::vector<int>& node_of
 
 UcxTransport::~UcxTransport() {
   // Peers may still be finishing their last receives: close gracefully after a barrier when the
-  // job is healthy, forcefully when it is being torn down after a failure.
-  bool healthy = !bootstrap_.abort_reason().has_value() && !interrupted();
+  // job is healthy. After a failure, peers may be stopped or gone: no barrier (it would wait out
+  // a second COLL_TIMEOUT for them), and a forced close.
+  bool healthy = !failed() && !bootstrap_.abort_reason().has_value();
   if (healthy) {
     try {
       bootstrap_.barrier("ucx/close");
@@ -234,7 +236,7 @@ bool UcxTransport::test(Request& request) {
   request.handle = nullptr;
   request.done = true;
   if (status == UCS_ERR_MESSAGE_TRUNCATED || (status == UCS_OK && received != request.bytes)) {
-    throw_size_mismatch(request.peer, request.bytes);
+    waiter_.size_mismatch(request.peer, request.bytes);
   }
   if (status != UCS_OK) waiter_.peer_lost(request.peer, ucs_status_string(status));
   return true;

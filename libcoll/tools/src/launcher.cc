@@ -15,9 +15,11 @@
 #include <iostream>
 
 #include "bootstrap/store_server.hpp"
+#include "bootstrap/wait_record.hpp"
 #include "coll/clock.hpp"
 #include "coll/env.hpp"
 #include "coll/error.hpp"
+#include "coll/tools/stall_diagnosis.hpp"
 
 extern char** environ;
 
@@ -190,6 +192,24 @@ bool failed(const RankProcess& process) {
   return WIFSIGNALED(process.status) || WEXITSTATUS(process.status) != 0;
 }
 
+// Why the job failed, starting with the rank that stalled when the failing rank gave up waiting
+// (it blames the peer it waited for, which may be a healthy rank waiting in turn).
+std::string failure_reason_of(const RankProcess& failure, const std::vector<RankProcess>& ranks,
+                              const StoreServer& store) {
+  std::string reason = describe_exit(failure);
+  if (WIFSIGNALED(failure.status)) return reason;  // it died: it is the cause
+  std::vector<RankWaitState> states(ranks.size());
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    states[r].running = ranks[r].running;
+    states[r].stopped = ranks[r].running && process_is_stopped(ranks[r].pid);
+    if (auto record = store.value(wait_key(static_cast<int>(r)))) {
+      states[r].waits_on = waited_peer(*record);
+    }
+  }
+  if (auto stalled = find_stalled_rank(failure.rank, states)) reason = *stalled + ". " + reason;
+  return reason;
+}
+
 }  // namespace
 
 bool is_rank_process() {
@@ -265,7 +285,7 @@ int launch_local(const LaunchSpec& spec) {
         // Read what the rank said before dying, so its message is the one reported.
         forward(process, process.err, process.err_partial, std::cerr, true, true);
         first_failure = &process;
-        failure_reason = describe_exit(process);
+        failure_reason = failure_reason_of(process, ranks, store);
         store.abort_all(failure_reason);
         kill_at = now_seconds() + grace_s;
       }
