@@ -10,14 +10,15 @@
 namespace coll {
 namespace {
 
-// Keys of the n-th communicator a process makes on one store start with "comm<n>/": every rank
+// Keys of the n-th communicator a rank makes on one store start with "comm<n>/": every rank
 // makes its communicators in the same order, so their n agree, and a communicator created after
-// another was destroyed does not read the first one's addresses.
-std::string next_key_prefix(const std::string& address, const std::string& token) {
+// another was destroyed does not read the first one's addresses. Counted per rank, as one process
+// may hold several ranks (threads, COLL_TRANSPORT=inproc).
+std::string next_key_prefix(const std::string& address, const std::string& token, int rank) {
   static std::mutex mutex;
   static std::map<std::string, int> made;
   std::lock_guard lock(mutex);
-  return "comm" + std::to_string(made[address + "/" + token]++) + "/";
+  return "comm" + std::to_string(made[address + "/" + token + "/" + std::to_string(rank)]++) + "/";
 }
 
 class StoreBootstrap final : public Bootstrap {
@@ -28,7 +29,7 @@ class StoreBootstrap final : public Bootstrap {
         rank_(rank),
         size_(size),
         address_(address),
-        key_prefix_(next_key_prefix(address, token)) {}
+        key_prefix_(next_key_prefix(address, token, rank)) {}
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
