@@ -51,6 +51,19 @@ TEST(FailurePropagation, StoppedRankIsNamedAndTheJobEndsWithinOneTimeout) {
   EXPECT_EQ(count_processes("rank_program stop 2 5"), 0);
 }
 
+TEST(FailurePropagation, RankStoppedAfterTheLastCollectiveIsNamedAndKilled) {
+  // The others finish (their closing barrier times out) and exit 0: no rank is left to fail.
+  const double started = coll::now_seconds();
+  const auto result = run_command(
+      collrun("COLL_TIMEOUT=2 COLL_LAUNCH_GRACE=1", 3, RANK_PROGRAM_PATH, "stop-at-end 1"), 60);
+  EXPECT_LT(coll::now_seconds() - started, 20) << result.output;
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  EXPECT_NE(result.output.find("launcher: job failed: rank 1 stalled: its process is stopped"),
+            std::string::npos)
+      << result.output;
+  EXPECT_EQ(count_processes("rank_program stop-at-end 1"), 0);
+}
+
 TEST(FailurePropagation, RankStuckOutsideTheLibraryIsNamed) {
   const auto result = run_command(
       collrun("COLL_TIMEOUT=2 COLL_LAUNCH_GRACE=1", 4, RANK_PROGRAM_PATH, "stall 3 4"), 60);

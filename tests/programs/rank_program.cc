@@ -7,6 +7,7 @@
 //                         "rank_program: rank RANK stops at T" (T: steady-clock seconds)
 //   late RANK SECONDS     RANK joins the job SECONDS late
 //   mismatch              rank 1 passes a different count
+//   stop-at-end RANK      RANK stops its process (SIGSTOP) after the job's only all-reduce
 //   barrier-mismatch      rank 1 calls barrier(), the others a one-byte max all-reduce on ring
 //   huge-count            every collective with a count whose byte size overflows must be refused
 //                         up front (InvalidArgument), leaving the communicator usable
@@ -216,6 +217,10 @@ int main(int argc, char** argv) {
                      coll::now_seconds());
         std::raise(SIGSTOP);
       });
+    } else if (mode == "stop-at-end") {
+      std::vector<float> data(1000, 1.0f);
+      comm->allreduce(data.data(), data.data(), data.size(), DataType::Float32, ReduceOp::Sum);
+      if (comm->rank() == std::stoi(args.at(1))) std::raise(SIGSTOP);
     } else if (mode == "barrier-mismatch") {
       if (comm->rank() == 1) {
         comm->barrier();

@@ -47,9 +47,16 @@ TEST(StallDiagnosis, AStoppedProcessThatExitedIsNotBlamed) {
 
 TEST(StallDiagnosis, NoVerdictWhenTheFailedRankWaitedOnNoOne) {
   auto ranks = waits({std::nullopt, 0, 0});  // rank 0 failed on its own (a mismatch, a crash)
-  ranks[2].stopped = true;
   EXPECT_FALSE(find_stalled_rank(0, ranks));
   EXPECT_FALSE(find_stalled_rank(7, ranks));
+}
+
+TEST(StallDiagnosis, AStoppedProcessIsNamedWhenTheFailedRankWaitedInTheStore) {
+  auto ranks = waits({std::nullopt, std::nullopt, std::nullopt});  // timed out joining the job
+  ranks[1].stopped = true;
+  const auto verdict = find_stalled_rank(0, ranks);
+  ASSERT_TRUE(verdict);
+  EXPECT_EQ(*verdict, "rank 1 stalled: its process is stopped");
 }
 
 TEST(StallDiagnosis, ACycleOfWaitsSaysTheRanksAreInDifferentCollectives) {

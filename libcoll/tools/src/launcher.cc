@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <optional>
 
 #include "bootstrap/store_server.hpp"
 #include "bootstrap/wait_record.hpp"
@@ -210,6 +211,25 @@ std::string failure_reason_of(const RankProcess& failure, const std::vector<Rank
   return reason;
 }
 
+// When some ranks have finished and every rank still running is stopped, the job can only end
+// by the launcher's hand (no rank is left to time out): the first stopped rank, named as stalled.
+std::optional<std::string> stopped_after_others_finished(const std::vector<RankProcess>& ranks) {
+  std::optional<int> stopped;
+  bool any_finished = false;
+  for (const auto& process : ranks) {
+    if (!process.running) {
+      any_finished = true;
+    } else if (!process_is_stopped(process.pid)) {
+      return std::nullopt;
+    } else if (!stopped) {
+      stopped = process.rank;
+    }
+  }
+  if (!any_finished || !stopped) return std::nullopt;
+  return "rank " + std::to_string(*stopped) +
+         " stalled: its process is stopped, and the other ranks have finished";
+}
+
 }  // namespace
 
 bool is_rank_process() {
@@ -271,6 +291,8 @@ int launch_local(const LaunchSpec& spec) {
 
   const RankProcess* first_failure = nullptr;
   std::string failure_reason;
+  bool stalled_at_end = false;
+  double all_stopped_since = 0;
   double kill_at = 0;
   int running = size;
   while (running > 0) {
@@ -281,13 +303,25 @@ int launch_local(const LaunchSpec& spec) {
       }
       process.running = false;
       --running;
-      if (failed(process) && first_failure == nullptr) {
+      if (failed(process) && first_failure == nullptr && !stalled_at_end) {
         // Read what the rank said before dying, so its message is the one reported.
         forward(process, process.err, process.err_partial, std::cerr, true, true);
         first_failure = &process;
         failure_reason = failure_reason_of(process, ranks, store);
         store.abort_all(failure_reason);
         kill_at = now_seconds() + grace_s;
+      }
+    }
+    if (first_failure == nullptr && kill_at == 0 && running < size) {
+      if (const auto stalled = stopped_after_others_finished(ranks); !stalled) {
+        all_stopped_since = 0;
+      } else if (all_stopped_since == 0) {
+        all_stopped_since = now_seconds();
+      } else if (now_seconds() - all_stopped_since > grace_s) {
+        stalled_at_end = true;
+        failure_reason = *stalled;
+        store.abort_all(failure_reason);
+        kill_at = now_seconds();
       }
     }
     if (interrupted_by != 0 && first_failure == nullptr && kill_at == 0) {
@@ -310,9 +344,11 @@ int launch_local(const LaunchSpec& spec) {
   while (now_seconds() < stop_draining && forward_ready(ranks, 0)) {
   }
   for (auto& process : ranks) close_output(process);
-  if (first_failure != nullptr) {
+  if (first_failure != nullptr || stalled_at_end) {
     std::cerr << "launcher: job failed: " << failure_reason << std::endl;
-    return WIFEXITED(first_failure->status) ? WEXITSTATUS(first_failure->status) : 1;
+    return first_failure != nullptr && WIFEXITED(first_failure->status)
+               ? WEXITSTATUS(first_failure->status)
+               : 1;
   }
   if (interrupted_by != 0) {
     std::cerr << "launcher: " << failure_reason << std::endl;

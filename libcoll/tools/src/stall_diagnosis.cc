@@ -23,14 +23,15 @@ std::string waiters_of(int stalled, const std::vector<RankWaitState>& ranks) {
 std::optional<std::string> find_stalled_rank(int failed_rank,
                                              const std::vector<RankWaitState>& ranks) {
   const auto size = static_cast<int>(ranks.size());
-  if (failed_rank < 0 || failed_rank >= size || !ranks[failed_rank].waits_on) return std::nullopt;
-  // A stopped process cannot make progress, whoever waited for it.
+  // A stopped process cannot make progress, whoever waited for it (in a collective, or in the
+  // store while the job starts or ends).
   for (int rank = 0; rank < size; ++rank) {
     if (ranks[rank].running && ranks[rank].stopped) {
       return "rank " + std::to_string(rank) + " stalled: its process is stopped" +
              waiters_of(rank, ranks);
     }
   }
+  if (failed_rank < 0 || failed_rank >= size || !ranks[failed_rank].waits_on) return std::nullopt;
   std::set<int> visited;
   std::string cycle;
   int rank = failed_rank;

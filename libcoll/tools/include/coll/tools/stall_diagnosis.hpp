@@ -17,8 +17,8 @@ struct RankWaitState {
 };
 
 // The stalled rank and why ("rank 2 stalled: its process is stopped; ranks 0, 1, 3 waited for
-// it"), or nothing when the failure of `failed_rank` was not a stall (it waited on no one) or
-// the waits lead nowhere. `ranks` is indexed by rank.
+// it"), or nothing when no process is stopped and the failure of `failed_rank` was not a stall
+// (it waited on no one) or the waits lead nowhere. `ranks` is indexed by rank.
 std::optional<std::string> find_stalled_rank(int failed_rank,
                                              const std::vector<RankWaitState>& ranks);
 
