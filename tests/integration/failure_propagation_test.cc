@@ -51,27 +51,26 @@ TEST(FailurePropagation, StoppedRankIsNamedAndTheJobEndsWithinOneTimeout) {
   EXPECT_EQ(count_processes("rank_program stop 2 5"), 0);
 }
 
-TEST(FailurePropagation, RankStoppedAfterTheLastCollectiveIsNamedAndKilled) {
-  // The others finish (their closing barrier times out) and exit 0: no rank is left to fail.
+// Runs `behaviour` on `ranks` ranks with COLL_TIMEOUT=2, expects the job to fail with
+// `summary` at the start of the launcher's verdict and no process left; returns how long it took.
+double expect_stall_named(int ranks, const std::string& behaviour, const std::string& summary) {
   const double started = coll::now_seconds();
   const auto result = run_command(
-      collrun("COLL_TIMEOUT=2 COLL_LAUNCH_GRACE=1", 3, RANK_PROGRAM_PATH, "stop-at-end 1"), 60);
-  EXPECT_LT(coll::now_seconds() - started, 20) << result.output;
-  EXPECT_EQ(result.exit_code, 1) << result.output;
-  EXPECT_NE(result.output.find("launcher: job failed: rank 1 stalled: its process is stopped"),
-            std::string::npos)
+      collrun("COLL_TIMEOUT=2 COLL_LAUNCH_GRACE=1", ranks, RANK_PROGRAM_PATH, behaviour), 60);
+  EXPECT_NE(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("launcher: job failed: " + summary), std::string::npos)
       << result.output;
-  EXPECT_EQ(count_processes("rank_program stop-at-end 1"), 0);
+  EXPECT_EQ(count_processes("rank_program " + behaviour), 0);
+  return coll::now_seconds() - started;
+}
+
+TEST(FailurePropagation, RankStoppedAfterTheLastCollectiveIsNamedAndKilled) {
+  // The others finish (their closing barrier times out) and exit 0: no rank is left to fail.
+  EXPECT_LT(expect_stall_named(3, "stop-at-end 1", "rank 1 stalled: its process is stopped"), 20);
 }
 
 TEST(FailurePropagation, RankStuckOutsideTheLibraryIsNamed) {
-  const auto result = run_command(
-      collrun("COLL_TIMEOUT=2 COLL_LAUNCH_GRACE=1", 4, RANK_PROGRAM_PATH, "stall 3 4"), 60);
-  EXPECT_NE(result.exit_code, 0);
-  EXPECT_NE(result.output.find("launcher: job failed: rank 3 stalled: it is waiting on no other"),
-            std::string::npos)
-      << result.output;
-  EXPECT_EQ(count_processes("rank_program stall 3 4"), 0);
+  expect_stall_named(4, "stall 3 4", "rank 3 stalled: it is waiting on no other rank");
 }
 
 TEST(FailurePropagation, MismatchReachesEveryRankAtOnceWithOneMessage) {
