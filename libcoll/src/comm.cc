@@ -143,7 +143,7 @@ Comm::~Comm() {
   if (impl.family->engine) impl.family->engine->submit([] {})->wait();
   // A barrier over the transport before tearing it down: a peer may still need this rank's
   // progress to complete its last sends (UCX rendezvous acknowledgements).
-  if (impl.broken.empty() && size() > 1 && !impl.transport.interrupted()) {
+  if (impl.broken.empty() && size() > 1 && !impl.transport.failed()) {
     try {
       barrier();
     } catch (const Error&) {
