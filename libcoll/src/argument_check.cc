@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "coll/error.hpp"
+#include "job_failure.hpp"
 
 namespace coll {
 
@@ -22,6 +23,8 @@ std::string_view kind_name(CollectiveKind kind) {
       return "reducescatter";
     case CollectiveKind::Split:
       return "split";
+    case CollectiveKind::Barrier:
+      return "barrier";
   }
   return "?";
 }
@@ -77,11 +80,11 @@ void check_same_call(Transport& transport, const Group& group, const TagSpace& t
   if (std::memcmp(&theirs, &mine, sizeof mine) != 0) {
     const bool reordered =
         theirs.tag != mine.tag || theirs.count != mine.count || theirs.kind != mine.kind;
-    throw Error(Status::InvalidUsage,
-                "rank " + std::to_string(left) + " called " + theirs.describe() +
-                    " but this rank called " + mine.describe() +
-                    (reordered ? ": the ranks issued their collectives in different orders"
-                               : ": the ranks passed different arguments"));
+    fail_everywhere(transport,
+                    "rank " + std::to_string(left) + " called " + theirs.describe() + " but rank " +
+                        std::to_string(group.global(group.me)) + " called " + mine.describe() +
+                        (reordered ? ": the ranks issued their collectives in different orders"
+                                   : ": the ranks passed different arguments"));
   }
 }
 

@@ -19,6 +19,7 @@ enum class CollectiveKind : std::int32_t {
   AllGather,
   ReduceScatter,
   Split,
+  Barrier,
 };
 
 struct CallDescriptor {

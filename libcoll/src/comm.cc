@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <mutex>
 
@@ -142,7 +143,7 @@ Comm::~Comm() {
   if (impl.family->engine) impl.family->engine->submit([] {})->wait();
   // A barrier over the transport before tearing it down: a peer may still need this rank's
   // progress to complete its last sends (UCX rendezvous acknowledgements).
-  if (impl.broken.empty() && size() > 1 && !impl.transport.interrupted()) {
+  if (impl.broken.empty() && size() > 1 && !impl.transport.failed()) {
     try {
       barrier();
     } catch (const Error&) {
@@ -226,6 +227,22 @@ void check_op(const std::string& where, const char* what, ReduceOp op) {
   }
 }
 
+// Refused up front, on every rank count: a buffer whose byte size does not fit in memory's
+// address range (`blocks` buffers of `count` elements for the collectives that take one per rank).
+void check_count(const std::string& where, const char* what, std::size_t count, DataType type,
+                 std::size_t blocks = 1) {
+  std::size_t bytes = 0;
+  if (__builtin_mul_overflow(count, dtype_size(type), &bytes) ||
+      __builtin_mul_overflow(bytes, blocks, &bytes) ||
+      bytes > std::size_t(std::numeric_limits<std::ptrdiff_t>::max())) {
+    throw Error(Status::InvalidArgument,
+                where + what + ": count " + std::to_string(count) + " of " +
+                    std::string(dtype_name(type)) +
+                    (blocks > 1 ? " times " + std::to_string(blocks) + " ranks" : "") +
+                    " is more bytes than a buffer can hold");
+  }
+}
+
 void check_buffer(const std::string& where, const char* what, const void* buffer,
                   std::size_t count) {
   if (count > 0 && buffer == nullptr) {
@@ -246,6 +263,7 @@ void validate(const std::string& where, const void* send, const void* recv, std:
               DataType type, ReduceOp op) {
   check_type(where, "allreduce", type);
   check_op(where, "allreduce", op);
+  check_count(where, "allreduce", count, type);
   check_buffer(where, "allreduce", send, count);
   check_buffer(where, "allreduce", recv, count);
 }
@@ -353,6 +371,7 @@ void Comm::Impl::run_collective(CallDescriptor call, Body&& body) {
                                      config.tuning};
     body(on_world);
   } catch (const Error& error) {
+    transport.mark_failed();
     broken = call.describe() + ": " + error.what();
     throw Error(error.status(), where() + broken);
   }
@@ -447,14 +466,24 @@ void Comm::recv(void* data, std::size_t bytes, int peer, std::uint32_t tag) {
 
 // Over the transport, not the bootstrap store: waiting in the store would stop this rank from
 // progressing UCX, and a peer still completing a rendezvous send to it would wait forever.
+// Its own kind in the call descriptor: a one-byte all-reduce on another rank is a mismatch.
 void Comm::barrier() {
-  std::uint8_t token = 0;
-  allreduce(&token, &token, 1, DataType::Uint8, ReduceOp::Max, "ring");
+  Impl& impl = *impl_;
+  impl.serialized([&impl] {
+    std::uint8_t token = 0;
+    const AllreduceArgs args = describe_buffers(&token, &token, 1, DataType::Uint8, ReduceOp::Max);
+    impl.run_collective(
+        CallDescriptor::of(CollectiveKind::Barrier, 0, DataType::Uint8, -1, -1, "ring"),
+        [&](const CollectiveContext& collective) {
+          find_algorithm("ring")->run(collective, args);
+        });
+  });
 }
 
 void Comm::broadcast(const void* send, void* recv, std::size_t count, DataType type, int root) {
   Impl& impl = *impl_;
   check_type(impl.where(), "broadcast", type);
+  check_count(impl.where(), "broadcast", count, type);
   check_root(impl.where(), "broadcast", root, size());
   if (rank() == root) check_buffer(impl.where(), "broadcast", send, count);
   check_buffer(impl.where(), "broadcast", recv, count);
@@ -476,6 +505,7 @@ void Comm::reduce(const void* send, void* recv, std::size_t count, DataType type
   Impl& impl = *impl_;
   check_type(impl.where(), "reduce", type);
   check_op(impl.where(), "reduce", op);
+  check_count(impl.where(), "reduce", count, type);
   check_root(impl.where(), "reduce", root, size());
   check_buffer(impl.where(), "reduce", send, count);
   require_host(impl.where(), send, "reduce");
@@ -492,6 +522,7 @@ void Comm::reduce(const void* send, void* recv, std::size_t count, DataType type
 void Comm::allgather(const void* send, void* recv, std::size_t count, DataType type) {
   Impl& impl = *impl_;
   check_type(impl.where(), "allgather", type);
+  check_count(impl.where(), "allgather", count, type, static_cast<std::size_t>(size()));
   check_buffer(impl.where(), "allgather", send, count);
   check_buffer(impl.where(), "allgather", recv, count);
   require_host(impl.where(), send, "allgather");
@@ -509,6 +540,7 @@ void Comm::reduce_scatter(const void* send, void* recv, std::size_t count, DataT
   Impl& impl = *impl_;
   check_type(impl.where(), "reduce_scatter", type);
   check_op(impl.where(), "reduce_scatter", op);
+  check_count(impl.where(), "reduce_scatter", count, type, static_cast<std::size_t>(size()));
   check_buffer(impl.where(), "reduce_scatter", send, count);
   check_buffer(impl.where(), "reduce_scatter", recv, count);
   require_host(impl.where(), send, "reduce_scatter");

@@ -3,20 +3,29 @@
 //   check ALGO COUNT...   every dtype and op, in and out of place, bit-exact against exact_data
 //   die RANK AFTER        RANK kills itself (SIGKILL) after AFTER all-reduces; others continue
 //   stall RANK AFTER      RANK stops answering (sleeps) after AFTER all-reduces
+//   stop RANK AFTER       RANK stops its process (SIGSTOP) after AFTER all-reduces, first printing
+//                         "rank_program: rank RANK stops at T" (T: steady-clock seconds)
 //   late RANK SECONDS     RANK joins the job SECONDS late
 //   mismatch              rank 1 passes a different count
+//   stop-at-end RANK      RANK stops its process (SIGSTOP) after the job's only all-reduce
+//   barrier-mismatch      rank 1 calls barrier(), the others a one-byte max all-reduce on ring
+//   huge-count            every collective with a count whose byte size overflows must be refused
+//                         up front (InvalidArgument), leaving the communicator usable
 //   async                 queues many all-reduces while "computing", waits, checks each
 //   misordered            rank 1 queues two equal-size tensors in the other order
 //   fused                 scattered tensors (of each type) in one fused all-reduce, checked
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "coll/buffer_pool.hpp"
+#include "coll/clock.hpp"
 #include "coll/comm.hpp"
 #include "exact_data.hpp"
 
@@ -136,6 +145,35 @@ void queue_misordered(coll::Comm& comm) {
   second.wait();
 }
 
+void refuse_huge_counts(coll::Comm& comm) {
+  float data[4] = {1, 1, 1, 1};
+  const std::size_t huge = SIZE_MAX / 2;  // x 4 bytes overflows size_t
+  const std::size_t per_rank = SIZE_MAX / 8 / static_cast<std::size_t>(comm.size()) + 1;
+  const std::vector<std::pair<const char*, std::function<void()>>> calls = {
+      {"allreduce", [&] { comm.allreduce(data, data, huge, DataType::Float32, ReduceOp::Sum); }},
+      {"allreduce_async",
+       [&] { comm.allreduce_async(data, data, huge, DataType::Float32, ReduceOp::Sum).wait(); }},
+      {"broadcast", [&] { comm.broadcast(data, data, huge, DataType::Float32, 0); }},
+      {"reduce", [&] { comm.reduce(data, data, huge, DataType::Float32, ReduceOp::Sum, 0); }},
+      {"allgather", [&] { comm.allgather(data, data, per_rank, DataType::Float64); }},
+      {"reduce_scatter",
+       [&] { comm.reduce_scatter(data, data, per_rank, DataType::Float64, ReduceOp::Sum); }},
+  };
+  for (const auto& [name, call] : calls) {
+    try {
+      call();
+      std::fprintf(stderr, "rank_program: rank %d: %s of a huge count was accepted\n", comm.rank(),
+                   name);
+      std::exit(1);
+    } catch (const coll::Error& error) {
+      if (error.status() != coll::Status::InvalidArgument) throw;
+    }
+  }
+  comm.allreduce(data, data, 4, DataType::Float32, ReduceOp::Sum);
+  if (data[0] != float(comm.size())) std::exit(1);
+  std::printf("rank %d: huge counts refused, communicator still works\n", comm.rank());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -172,6 +210,26 @@ int main(int argc, char** argv) {
       loop_until(*comm, std::stoi(args.at(1)), std::stoi(args.at(2)), [] { std::raise(SIGKILL); });
     } else if (mode == "stall") {
       loop_until(*comm, std::stoi(args.at(1)), std::stoi(args.at(2)), [] { ::pause(); });
+    } else if (mode == "stop") {
+      const int victim = std::stoi(args.at(1));
+      loop_until(*comm, victim, std::stoi(args.at(2)), [] {
+        std::fprintf(stderr, "rank_program: rank %s stops at %.3f\n", std::getenv("COLL_RANK"),
+                     coll::now_seconds());
+        std::raise(SIGSTOP);
+      });
+    } else if (mode == "stop-at-end") {
+      std::vector<float> data(1000, 1.0f);
+      comm->allreduce(data.data(), data.data(), data.size(), DataType::Float32, ReduceOp::Sum);
+      if (comm->rank() == std::stoi(args.at(1))) std::raise(SIGSTOP);
+    } else if (mode == "barrier-mismatch") {
+      if (comm->rank() == 1) {
+        comm->barrier();
+      } else {
+        std::uint8_t byte = 1;
+        comm->allreduce(&byte, &byte, 1, DataType::Uint8, ReduceOp::Max, "ring");
+      }
+    } else if (mode == "huge-count") {
+      refuse_huge_counts(*comm);
     } else if (mode == "mismatch") {
       std::vector<float> data(128, 1.0f);
       const std::size_t count = comm->rank() == 1 ? 101 : 100;

@@ -140,5 +140,32 @@ TEST_F(ServiceTest, AbortReachesAuthenticatedAndLaterClientsOnly) {
   EXPECT_EQ(replies[1].value, "rank 2 died");
 }
 
+TEST_F(ServiceTest, ARanksFailReachesEveryRankAndTheFirstReasonStays) {
+  ASSERT_TRUE(hello(1, "0/4"));
+  ASSERT_TRUE(hello(2, "1/4"));
+  sent_.clear();
+  EXPECT_FALSE(service_.handle(2, {Op::Fail, "", "rank 0 called barrier but rank 1 called x"}));
+  ASSERT_EQ(sent_.size(), 2u);  // to both connections, the sender included
+  service_.abort("rank 1 exited with status 1");
+  const auto replies = request(3, Op::Hello, "token", "2/4");
+  ASSERT_EQ(replies.size(), 2u);
+  EXPECT_EQ(replies[1].op, Op::Abort);
+  EXPECT_EQ(replies[1].value, "rank 0 called barrier but rank 1 called x");
+}
+
+TEST_F(ServiceTest, AFailFromAnUnauthenticatedClientIsRefused) {
+  EXPECT_EQ(answer(1, Op::Fail, "", "stop").first, Op::Error);
+  EXPECT_TRUE(dropped_);
+  ASSERT_TRUE(hello(2, "0/4"));
+  EXPECT_EQ(request(2, Op::Get, "missing", "").size(), 0u);  // no abort was pushed
+}
+
+TEST_F(ServiceTest, ValuesAreReadableBySetKey) {
+  ASSERT_TRUE(hello(1, "0/4"));
+  EXPECT_FALSE(service_.value("wait/0"));
+  request(1, Op::Set, "wait/0", "2 receiving from");
+  EXPECT_EQ(service_.value("wait/0").value_or(""), "2 receiving from");
+}
+
 }  // namespace
 }  // namespace coll::store

@@ -23,6 +23,12 @@ class Bootstrap {
   // and the reason once it has (non-blocking).
   virtual int abort_fd() const { return -1; }
   virtual std::optional<std::string> abort_reason() { return std::nullopt; }
+  // Best effort and prompt: every rank's abort_reason() becomes `reason` (the first one stays).
+  virtual void fail_job(const std::string& reason) { (void)reason; }
+  // Best effort and non-blocking, called only when a wait has lasted a while: tells the job what
+  // this rank waits on (its WaitRecord text), or that it waits no more (""), so that a stall can
+  // be traced to the rank that holds it up (the launcher does, see docs/reliability.md).
+  virtual void publish_wait(const std::string& record) { (void)record; }
   // Where this rank's bootstrap came from, for diagnostics ("store 127.0.0.1:4567", "mpi").
   virtual std::string describe() const = 0;
 };

@@ -1,10 +1,25 @@
 // Bootstrap through the launcher's key-value store.
+#include <map>
+#include <mutex>
+
 #include "bootstrap/bootstrap.hpp"
 #include "bootstrap/store_client.hpp"
+#include "bootstrap/wait_record.hpp"
 #include "coll/error.hpp"
 
 namespace coll {
 namespace {
+
+// Keys of the n-th communicator a rank makes on one store start with "comm<n>/": every rank
+// makes its communicators in the same order, so their n agree, and a communicator created after
+// another was destroyed does not read the first one's addresses. Counted per rank, as one process
+// may hold several ranks (threads, COLL_TRANSPORT=inproc).
+std::string next_key_prefix(const std::string& address, const std::string& token, int rank) {
+  static std::mutex mutex;
+  static std::map<std::string, int> made;
+  std::lock_guard lock(mutex);
+  return "comm" + std::to_string(made[address + "/" + token + "/" + std::to_string(rank)]++) + "/";
+}
 
 class StoreBootstrap final : public Bootstrap {
  public:
@@ -13,18 +28,20 @@ class StoreBootstrap final : public Bootstrap {
       : client_(address, token, rank, size, timeout_s),
         rank_(rank),
         size_(size),
-        address_(address) {}
+        address_(address),
+        key_prefix_(next_key_prefix(address, token, rank)) {}
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
 
   std::vector<std::string> allgather(const std::string& name, const std::string& mine) override {
-    client_.set(name + "/" + std::to_string(rank_), mine);
+    const std::string key = key_prefix_ + name + "/";
+    client_.set(key + std::to_string(rank_), mine);
     std::vector<std::string> all(static_cast<std::size_t>(size_));
     for (int peer = 0; peer < size_; ++peer) {
       all[static_cast<std::size_t>(peer)] =
           peer == rank_ ? mine
-                        : client_.get(name + "/" + std::to_string(peer),
+                        : client_.get(key + std::to_string(peer),
                                       "rank " + std::to_string(peer) + " to join (" + name + ")");
     }
     return all;
@@ -34,6 +51,19 @@ class StoreBootstrap final : public Bootstrap {
 
   int abort_fd() const override { return client_.fd(); }
   std::optional<std::string> abort_reason() override { return client_.poll_abort(); }
+  // Best effort: a store that is gone has nothing to tell the others any more.
+  void fail_job(const std::string& reason) override {
+    try {
+      client_.fail(reason);
+    } catch (const Error&) {
+    }
+  }
+  void publish_wait(const std::string& record) override {
+    try {
+      client_.set(wait_key(rank_), record);
+    } catch (const Error&) {
+    }
+  }
   std::string describe() const override { return "store " + address_; }
 
  private:
@@ -41,6 +71,7 @@ class StoreBootstrap final : public Bootstrap {
   int rank_;
   int size_;
   std::string address_;
+  std::string key_prefix_;
 };
 
 class SingleBootstrap final : public Bootstrap {

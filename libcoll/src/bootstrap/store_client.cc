@@ -4,20 +4,42 @@
 #include <sys/socket.h>
 
 #include <cerrno>
+#include <chrono>
+#include <string_view>
+#include <thread>
 
 #include "coll/clock.hpp"
 #include "coll/error.hpp"
 
 namespace coll {
+namespace {
+
+constexpr double kRankReleaseSeconds = 2;
+
+}  // namespace
 
 StoreClient::StoreClient(const std::string& address, const std::string& token, int rank, int size,
                          double timeout_s)
     : timeout_s_(timeout_s) {
   const auto [host, port] = split_host_port(address, "COLL_STORE");
-  socket_ = Socket::connect(host, port, timeout_s);
-  socket_.send_all(
-      store::encode({store::Op::Hello, token, std::to_string(rank) + "/" + std::to_string(size)}));
-  receive("the store at " + address + " to accept rank " + std::to_string(rank));
+  // This process's previous communicator may have held the rank a moment ago: the store frees
+  // it once it has seen that connection close, which can come after this hello.
+  const double stop_retrying = now_seconds() + kRankReleaseSeconds;
+  while (true) {
+    socket_ = Socket::connect(host, port, timeout_s);
+    decoder_ = store::Decoder();
+    socket_.send_all(store::encode(
+        {store::Op::Hello, token, std::to_string(rank) + "/" + std::to_string(size)}));
+    try {
+      receive("the store at " + address + " to accept rank " + std::to_string(rank));
+      return;
+    } catch (const Error& error) {
+      const bool taken =
+          std::string_view(error.what()).find(store::kRankTaken) != std::string_view::npos;
+      if (!taken || now_seconds() > stop_retrying) throw;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
 }
 
 void StoreClient::set(const std::string& key, const std::string& value) {
@@ -27,6 +49,10 @@ void StoreClient::set(const std::string& key, const std::string& value) {
 std::string StoreClient::get(const std::string& key, const std::string& waiting_for) {
   socket_.send_all(store::encode({store::Op::Get, key, ""}));
   return receive(waiting_for).value;
+}
+
+void StoreClient::fail(const std::string& reason) {
+  socket_.send_all(store::encode({store::Op::Fail, "", reason.substr(0, store::kMaxFailBytes)}));
 }
 
 long long StoreClient::add(const std::string& key, long long delta) {

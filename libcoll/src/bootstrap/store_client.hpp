@@ -21,6 +21,8 @@ class StoreClient {
   // ("... waiting for <waiting_for>").
   std::string get(const std::string& key, const std::string& waiting_for);
   long long add(const std::string& key, long long delta);
+  // Fails the job: the store pushes `reason` to every rank as its abort message.
+  void fail(const std::string& reason);
 
   // Readable when the server pushed something; a transport polls it while it waits.
   int fd() const { return socket_.fd(); }

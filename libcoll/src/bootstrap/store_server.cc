@@ -73,6 +73,9 @@ struct StoreServer::State {
   std::string abort_reason;
   bool stopping = false;
 
+  // Held by the store thread while it works (not while it polls), so that other threads can
+  // read the service's values.
+  std::mutex service_mutex;
   store::Service service;
   std::map<store::ConnectionId, Connection> connections;
   store::ConnectionId next_id = 1;
@@ -226,6 +229,7 @@ void StoreServer::State::push_abort_if_new() {
 }
 
 void StoreServer::State::serve_round(int timeout_ms) {
+  std::unique_lock working(service_mutex);
   push_abort_if_new();
   std::vector<pollfd> fds;
   std::vector<std::pair<store::ConnectionId, Connection*>> polled;
@@ -236,7 +240,10 @@ void StoreServer::State::serve_round(int timeout_ms) {
     fds.push_back({connection.socket.fd(), events, 0});
     polled.emplace_back(id, &connection);
   }
-  if (::poll(fds.data(), fds.size(), timeout_ms) < 0) return;
+  working.unlock();
+  const int polled_ready = ::poll(fds.data(), fds.size(), timeout_ms);
+  working.lock();
+  if (polled_ready < 0) return;
   if (fds[1].revents) {
     char drain[64];
     while (::read(wake_pipe[0], drain, sizeof drain) > 0) {
@@ -316,6 +323,11 @@ std::string StoreServer::address() const {
 
 const std::string& StoreServer::token() const {
   return state_->token;
+}
+
+std::optional<std::string> StoreServer::value(const std::string& key) const {
+  std::lock_guard lock(state_->service_mutex);
+  return state_->service.value(key);
 }
 
 void StoreServer::abort_all(const std::string& reason) {

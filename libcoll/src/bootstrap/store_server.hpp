@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "bootstrap/store_service.hpp"
@@ -43,6 +44,10 @@ class StoreServer {
   // Pushes an abort message to every connected client (and to every client that connects
   // later): the job is failing, and ranks waiting in a collective should stop with this reason.
   void abort_all(const std::string& reason);
+
+  // From any thread: the value a client stored under `key`, if any (the launcher reads the
+  // ranks' wait records).
+  std::optional<std::string> value(const std::string& key) const;
 
  private:
   struct State;

@@ -69,6 +69,9 @@ std::optional<std::string> Service::handle(ConnectionId from, Message&& message)
     case Op::Add:
       add(from, message);
       return std::nullopt;
+    case Op::Fail:
+      abort(message.value.substr(0, kMaxFailBytes));
+      return std::nullopt;
     default:
       reply(from, Op::Error, "unexpected store request");
       return "sent a request of unexpected kind '" + std::string(1, static_cast<char>(message.op)) +
@@ -175,6 +178,12 @@ void Service::disconnect(ConnectionId connection) {
   peers_.erase(found);
 }
 
+std::optional<std::string> Service::value(const std::string& key) const {
+  const auto found = values_.find(key);
+  if (found == values_.end()) return std::nullopt;
+  return found->second;
+}
+
 bool Service::authenticated(ConnectionId connection) const {
   const auto found = peers_.find(connection);
   return found != peers_.end() && found->second.authenticated;
@@ -187,9 +196,10 @@ std::string Service::describe(ConnectionId connection) const {
 }
 
 void Service::abort(const std::string& reason) {
-  abort_reason_ = reason;
+  if (!abort_reason_.empty()) return;  // the first failure is the one to report
+  abort_reason_ = reason.empty() ? "the job failed" : reason;
   for (const auto& [connection, peer] : peers_) {
-    if (peer.authenticated) reply(connection, Op::Abort, reason);
+    if (peer.authenticated) reply(connection, Op::Abort, abort_reason_);
   }
 }
 

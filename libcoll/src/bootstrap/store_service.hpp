@@ -41,8 +41,11 @@ class Service {
   bool authenticated(ConnectionId connection) const;
   // "rank 3" or "an unauthenticated client", for log lines.
   std::string describe(ConnectionId connection) const;
-  // Pushes the reason to every authenticated connection, and to each one that authenticates later.
+  // Pushes the reason to every authenticated connection, and to each one that authenticates
+  // later; the first reason stays (a rank's Fail or the launcher's, whichever came first).
   void abort(const std::string& reason);
+  // The stored value of `key`, if any.
+  std::optional<std::string> value(const std::string& key) const;
 
  private:
   struct Peer {

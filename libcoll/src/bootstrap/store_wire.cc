@@ -27,6 +27,7 @@ bool known_op(char op) {
     case Op::Reply:
     case Op::Error:
     case Op::Abort:
+    case Op::Fail:
       return true;
   }
   return false;

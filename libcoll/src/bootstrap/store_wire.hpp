@@ -17,6 +17,7 @@ enum class Op : char {
   Reply = 'R',
   Error = 'E',  // the request was refused; after a refused hello or a bad frame the server hangs up
   Abort = 'X',  // pushed by the server: the job is failing, value says why
+  Fail = 'F',   // from a rank: the job cannot go on, value says why; pushed to all as an Abort
 };
 
 struct Message {
@@ -29,6 +30,10 @@ struct Message {
 // rank descriptions: kilobytes).
 inline constexpr std::size_t kMaxFrameBytes = 16u << 20;
 inline constexpr std::size_t kFrameHeaderBytes = 4;
+// A Fail's reason is cut to this length before it is pushed to every rank.
+inline constexpr std::size_t kMaxFailBytes = 4096;
+// In the refusal of a hello whose rank another connection holds.
+inline constexpr const char* kRankTaken = "is already connected";
 
 std::string encode(const Message& message);
 

@@ -101,7 +101,7 @@ class InprocTransport final : public Transport, private Waiter::Hooks {
     const std::vector<std::byte> message = std::move(arrived->second.front());
     arrived->second.pop_front();
     if (arrived->second.empty()) mine.unexpected.erase(arrived);
-    if (message.size() != bytes) throw_size_mismatch(peer, bytes);
+    if (message.size() != bytes) waiter_.size_mismatch(peer, bytes);
     if (bytes > 0) std::memcpy(data, message.data(), bytes);
     return Request{nullptr, peer, false, bytes, true};
   }
@@ -120,11 +120,12 @@ class InprocTransport final : public Transport, private Waiter::Hooks {
     delete receive;
     request.handle = nullptr;
     request.done = true;
-    if (received != request.bytes) throw_size_mismatch(request.peer, request.bytes);
+    if (received != request.bytes) waiter_.size_mismatch(request.peer, request.bytes);
     return true;
   }
 
   void wait_all(std::span<Request> requests) override { waiter_.wait_all(requests); }
+  std::string fail_job(const std::string& reason) override { return waiter_.fail_job(reason); }
   const char* describe() const override { return description_.c_str(); }
 
  private:

@@ -55,10 +55,23 @@ class Transport {
   // Throws InvalidUsage with the reason once interrupted; implementations call it while waiting.
   void check_interrupt() const;
 
+  // Best effort, from the rank that found why the job cannot go on (ranks called different
+  // collectives): every rank of the job stops waiting with `reason` within moments, instead of
+  // timing out one after another and blaming a healthy neighbour. Returns the job's reason:
+  // another rank's, when it found the problem first, so that every rank reports the same one.
+  // Where the bootstrap has no channel for it (MPI, a caller's exchange), returns `reason`.
+  virtual std::string fail_job(const std::string& reason) { return reason; }
+
+  // A collective failed on this transport: peers may be stopped or gone and messages may be
+  // in flight, so the teardown neither waits for peers nor expects requests to complete.
+  void mark_failed() { failed_.store(true, std::memory_order_release); }
+  bool failed() const { return failed_.load(std::memory_order_acquire) || interrupted(); }
+
  private:
   std::once_flag interrupt_once_;
   std::string interrupt_reason_;  // written once, before interrupted_ is set
   std::atomic<bool> interrupted_{false};
+  std::atomic<bool> failed_{false};
 };
 
 }  // namespace coll

@@ -10,6 +10,7 @@
 #include "coll/clock.hpp"
 #include "coll/env.hpp"
 #include "coll/error.hpp"
+#include "core/log.hpp"
 #include "transport/transport_registry.hpp"
 #include "transport/ucx_worker.hpp"
 #include "transport/waiter.hpp"
@@ -30,6 +31,9 @@ struct UcxOptions {
     return options;
   }
 };
+
+// After a failure, how long UCX gets to finish what it still does with live peers.
+constexpr double kDrainSeconds = 0.5;
 
 struct PeerLink {
   UcxWorker* worker = nullptr;
@@ -52,6 +56,7 @@ class UcxTransport final : public Transport, private Waiter::Hooks {
   bool progress() override;
   bool test(Request& request) override;
   void wait_all(std::span<Request> requests) override { waiter_.wait_all(requests); }
+  std::string fail_job(const std::string& reason) override { return waiter_.fail_job(reason); }
   const char* describe() const override { return description_.c_str(); }
 
  private:
@@ -68,6 +73,7 @@ class UcxTransport final : public Transport, private Waiter::Hooks {
   std::unique_ptr<UcxWorker> net_;
   std::vector<std::unique_ptr<PeerLink>> links_;
   std::unordered_set<void*> in_flight_;  // requests posted and not yet completed
+  bool drained_ = true;                  // false: after a failure, UCX still had operations queued
   std::string description_;
 };
 
@@ -117,8 +123,9 @@ UcxTransport::UcxTransport(Bootstrap& bootstrap, const std::vector<int>& node_of
 
 UcxTransport::~UcxTransport() {
   // Peers may still be finishing their last receives: close gracefully after a barrier when the
-  // job is healthy, forcefully when it is being torn down after a failure.
-  bool healthy = !bootstrap_.abort_reason().has_value() && !interrupted();
+  // job is healthy. After a failure, peers may be stopped or gone: no barrier (it would wait out
+  // a second COLL_TIMEOUT for them), and a forced close.
+  bool healthy = !failed() && !bootstrap_.abort_reason().has_value();
   if (healthy) {
     try {
       bootstrap_.barrier("ucx/close");
@@ -126,14 +133,27 @@ UcxTransport::~UcxTransport() {
       healthy = false;
     }
   }
+  if (!healthy) {
+    // Receives are withdrawn, and what UCX still does on its own (rendezvous reads from a
+    // live peer) gets a moment to finish: destroying a worker with operations still queued on
+    // a shared-memory endpoint fails an assertion inside UCX.
+    cancel_in_flight();
+    drained_ = local_->drain(kDrainSeconds) && (!net_ || net_->drain(kDrainSeconds));
+  }
   close_endpoints(healthy);  // a forced close also fails sends stuck on a dead peer
   cancel_in_flight();
-  if (!healthy) {
-    // Sends to a dead peer over shared memory can be neither completed nor cancelled, and
-    // destroying their worker makes UCX print a screen of "not returned to mpool" warnings
-    // that bury the real error. A failed job is about to exit: leave the workers to it.
+  if (!drained_) {
+    // A peer that is stopped or gone never completes what it owes this rank over shared memory
+    // (UCX can neither finish nor cancel it there), and UCX asserts when such a worker is
+    // destroyed: leave these workers to the process's exit.
+    log_line(LogLevel::Info, bootstrap_.rank(),
+             "ucx: operations with a failed peer still pending; not destroying the workers");
     (void)local_.release();
     (void)net_.release();
+  } else if (!healthy) {
+    const QuietUcxWarnings quiet;
+    net_.reset();
+    local_.reset();
   }
 }
 
@@ -192,8 +212,11 @@ Transport::Request UcxTransport::send(int peer, Tag tag, const void* data, std::
   void* request = ucp_tag_send_nbx(link(peer).endpoint, data, bytes, tag, &params);
   track(request);
   if (UCS_PTR_IS_ERR(request)) {
-    check_ucx(UCS_PTR_STATUS(request),
-              "send of " + std::to_string(bytes) + " bytes to rank " + std::to_string(peer));
+    // Usually the peer's shared memory is gone: it failed and exited, maybe after another rank
+    // failed the job; peer_lost reports the job's reason when there is one.
+    mark_failed();
+    waiter_.peer_lost(peer, "send of " + std::to_string(bytes) +
+                                " bytes failed: " + ucs_status_string(UCS_PTR_STATUS(request)));
   }
   return Request{request, peer, true, bytes, request == nullptr};
 }
@@ -234,7 +257,7 @@ bool UcxTransport::test(Request& request) {
   request.handle = nullptr;
   request.done = true;
   if (status == UCS_ERR_MESSAGE_TRUNCATED || (status == UCS_OK && received != request.bytes)) {
-    throw_size_mismatch(request.peer, request.bytes);
+    waiter_.size_mismatch(request.peer, request.bytes);
   }
   if (status != UCS_OK) waiter_.peer_lost(request.peer, ucs_status_string(status));
   return true;

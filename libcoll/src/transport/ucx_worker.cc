@@ -1,5 +1,8 @@
 #include "transport/ucx_worker.hpp"
 
+#include <ucs/config/global_opts.h>
+
+#include "coll/clock.hpp"
 #include "coll/error.hpp"
 
 namespace coll {
@@ -42,6 +45,30 @@ UcxWorker::UcxWorker(const std::string& tls, const std::string& net_devices) : t
 UcxWorker::~UcxWorker() {
   if (worker_ != nullptr) ucp_worker_destroy(worker_);
   if (context_ != nullptr) ucp_cleanup(context_);
+}
+
+QuietUcxWarnings::QuietUcxWarnings() : saved_level_(ucs_global_opts.log_component.log_level) {
+  if (saved_level_ == UCS_LOG_LEVEL_WARN) {
+    ucs_global_opts.log_component.log_level = UCS_LOG_LEVEL_ERROR;
+  }
+}
+
+QuietUcxWarnings::~QuietUcxWarnings() {
+  ucs_global_opts.log_component.log_level = static_cast<ucs_log_level_t>(saved_level_);
+}
+
+bool UcxWorker::drain(double max_seconds) {
+  ucp_request_param_t params{};
+  void* flush = ucp_worker_flush_nbx(worker_, &params);
+  if (flush == nullptr) return true;
+  if (UCS_PTR_IS_ERR(flush)) return false;
+  const double give_up = now_seconds() + max_seconds;
+  ucs_status_t status = UCS_INPROGRESS;
+  while ((status = ucp_request_check_status(flush)) == UCS_INPROGRESS && now_seconds() < give_up) {
+    ucp_worker_progress(worker_);
+  }
+  ucp_request_free(flush);
+  return status != UCS_INPROGRESS;
 }
 
 bool UcxWorker::arm() {

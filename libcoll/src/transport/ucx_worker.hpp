@@ -24,6 +24,9 @@ class UcxWorker {
 
   // Arms the event fd; false when events are already pending (progress again, do not sleep).
   bool arm();
+  // Progresses until every operation posted on this worker has completed, for at most
+  // max_seconds; false when some have not.
+  bool drain(double max_seconds);
 
  private:
   ucp_context_h context_ = nullptr;
@@ -31,6 +34,20 @@ class UcxWorker {
   int event_fd_ = -1;
   std::string address_;
   std::string tls_;
+};
+
+// While alive, UCX's default warnings are off. Destroying a worker after a failure makes UCX
+// warn about every request and message a failed peer left unfinished (memory it frees anyway);
+// a screen of those would bury the error that matters. A level chosen with UCX_LOG_LEVEL stays.
+class QuietUcxWarnings {
+ public:
+  QuietUcxWarnings();
+  ~QuietUcxWarnings();
+  QuietUcxWarnings(const QuietUcxWarnings&) = delete;
+  QuietUcxWarnings& operator=(const QuietUcxWarnings&) = delete;
+
+ private:
+  int saved_level_;
 };
 
 // Throws coll::Error for a failed UCX status, naming what was attempted.

@@ -9,6 +9,7 @@
 #include <cstdio>
 
 #include "bootstrap/bootstrap.hpp"
+#include "bootstrap/wait_record.hpp"
 #include "coll/clock.hpp"
 #include "coll/error.hpp"
 
@@ -21,6 +22,7 @@ namespace {
 constexpr double kIdleSpinSeconds = 1e-3;
 constexpr int kOversubscribedSpins = 16;
 constexpr int kMaxSleepMs = 2;
+constexpr double kReportWaitSeconds = 1;
 
 std::string seconds_text(double seconds) {  // "60", "0.2"
   char text[32];
@@ -36,6 +38,7 @@ Waiter::Waiter(Transport& transport, Hooks& hooks, Bootstrap* bootstrap,
       hooks_(hooks),
       bootstrap_(bootstrap),
       timeout_s_(options.timeout_s),
+      report_wait_after_s_(std::min(kReportWaitSeconds, options.timeout_s / 2)),
       oversubscribed_(options.ranks_on_this_host > std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN))) {}
 
 void Waiter::check_abort() {
@@ -46,22 +49,44 @@ void Waiter::check_abort() {
   }
 }
 
-void Waiter::peer_lost(int peer, const std::string& cause) {
-  if (bootstrap_ != nullptr && bootstrap_->abort_fd() >= 0) {
-    pollfd fd{bootstrap_->abort_fd(), POLLIN, 0};
-    for (int waited_ms = 0; waited_ms < 1000 && !bootstrap_->abort_reason(); waited_ms += 50) {
-      ::poll(&fd, 1, 50);
-    }
+std::optional<std::string> Waiter::await_abort(int max_ms) {
+  if (bootstrap_ == nullptr || bootstrap_->abort_fd() < 0) return std::nullopt;
+  pollfd fd{bootstrap_->abort_fd(), POLLIN, 0};
+  for (int waited_ms = 0; waited_ms < max_ms && !bootstrap_->abort_reason(); waited_ms += 10) {
+    ::poll(&fd, 1, 10);
   }
+  return bootstrap_->abort_reason();
+}
+
+void Waiter::peer_lost(int peer, const std::string& cause) {
+  await_abort(1000);
   check_abort();
   throw Error(Status::RemoteError, "lost the connection to rank " + std::to_string(peer) + " (" +
                                        cause + "): it probably died");
 }
 
+std::string Waiter::fail_job(const std::string& reason) {
+  if (bootstrap_ == nullptr) return reason;
+  bootstrap_->fail_job(reason);
+  // The store echoes the job's first reason to every rank, this one included.
+  return await_abort(500).value_or(reason);
+}
+
 void Waiter::wait_all(std::span<Transport::Request> requests) {
+  try {
+    wait_until_complete(requests);
+  } catch (const Error&) {
+    transport_.mark_failed();
+    throw;
+  }
+}
+
+void Waiter::wait_until_complete(std::span<Transport::Request> requests) {
   Deadline deadline(timeout_s_);
   int idle = 0;
   double idle_since = 0;
+  double progressed_at = now_seconds();
+  std::string published;  // the wait record this wait published, if any
   std::size_t first_pending = 0;
   std::size_t completed_before = 0;
   while (true) {
@@ -73,7 +98,10 @@ void Waiter::wait_all(std::span<Transport::Request> requests) {
     for (std::size_t i = first_pending; i < requests.size(); ++i) {
       completed += transport_.test(requests[i]);
     }
-    if (completed == requests.size()) return;
+    if (completed == requests.size()) {
+      if (!published.empty()) bootstrap_->publish_wait("");
+      return;
+    }
     transport_.check_interrupt();
     // Only the awaited requests completing counts as progress: a transport may report activity
     // (keepalives, wire-up) even when the peer waited for is gone, which must not hold the
@@ -81,6 +109,7 @@ void Waiter::wait_all(std::span<Transport::Request> requests) {
     if (completed != completed_before) {
       completed_before = completed;
       deadline.extend();
+      progressed_at = now_seconds();
       idle = 0;
       continue;
     }
@@ -103,6 +132,11 @@ void Waiter::wait_all(std::span<Transport::Request> requests) {
     }
     idle = 0;
     check_abort();
+    if (bootstrap_ != nullptr && now_seconds() - progressed_at > report_wait_after_s_) {
+      const Transport::Request& stuck = requests[first_pending];
+      const std::string record = wait_record(stuck.peer, stuck.is_send);
+      if (record != published) bootstrap_->publish_wait(published = record);
+    }
     for (std::size_t i = first_pending; i < requests.size(); ++i) {
       if (!requests[i].done) hooks_.check_link(requests[i].peer);
     }
@@ -113,11 +147,13 @@ void Waiter::wait_all(std::span<Transport::Request> requests) {
   }
 }
 
-void throw_size_mismatch(int peer, std::size_t expected_bytes) {
-  throw Error(Status::InvalidUsage,
-              "rank " + std::to_string(peer) + " sent a message of a different size than " +
-                  std::to_string(expected_bytes) +
-                  " bytes: the ranks called the collective with different arguments");
+void Waiter::size_mismatch(int peer, std::size_t expected_bytes) {
+  const std::string reason =
+      "rank " + std::to_string(peer) + " sent a message of a different size than the " +
+      std::to_string(expected_bytes) + " bytes " +
+      (bootstrap_ ? "rank " + std::to_string(bootstrap_->rank()) : std::string("this rank")) +
+      " expected: the ranks called the collective with different arguments";
+  throw Error(Status::InvalidUsage, fail_job(reason));
 }
 
 }  // namespace coll

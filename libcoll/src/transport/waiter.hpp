@@ -4,6 +4,7 @@
 // the waiter two hooks (check a peer's link, sleep until an event) and owns one Waiter.
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
 
@@ -13,6 +14,9 @@ namespace coll {
 
 class Bootstrap;
 
+// A wait that has made no progress for kReportWaitSeconds (or half of COLL_TIMEOUT, if less) is
+// published to the bootstrap (Bootstrap::publish_wait), and withdrawn when it completes, so that
+// a timeout can be traced to the rank that stalled rather than blamed on the one waited for.
 class Waiter {
  public:
   // What the waiter needs from a transport beyond Transport::progress and Transport::test.
@@ -39,16 +43,23 @@ class Waiter {
   // A broken link is often a consequence: the peer quit because a third rank died. Gives the
   // abort message naming the root cause a moment to arrive, then throws.
   [[noreturn]] void peer_lost(int peer, const std::string& cause);
+  // Transport::fail_job through the bootstrap.
+  std::string fail_job(const std::string& reason);
+  // A message whose size differs from the receive posted for it: the ranks called the
+  // collective with different arguments. Fails the job (fail_job) and throws InvalidUsage.
+  [[noreturn]] void size_mismatch(int peer, std::size_t expected_bytes);
 
  private:
+  void wait_until_complete(std::span<Transport::Request> requests);
+  // Waits up to max_ms for the job's abort message; returns it if it came.
+  std::optional<std::string> await_abort(int max_ms);
+
   Transport& transport_;
   Hooks& hooks_;
   Bootstrap* bootstrap_;
   double timeout_s_;
+  double report_wait_after_s_;
   bool oversubscribed_;
 };
-
-// The error for a message whose size differs from the receive posted for it.
-[[noreturn]] void throw_size_mismatch(int peer, std::size_t expected_bytes);
 
 }  // namespace coll

@@ -13,11 +13,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <optional>
 
 #include "bootstrap/store_server.hpp"
+#include "bootstrap/wait_record.hpp"
 #include "coll/clock.hpp"
 #include "coll/env.hpp"
 #include "coll/error.hpp"
+#include "coll/tools/stall_diagnosis.hpp"
 
 extern char** environ;
 
@@ -190,6 +193,43 @@ bool failed(const RankProcess& process) {
   return WIFSIGNALED(process.status) || WEXITSTATUS(process.status) != 0;
 }
 
+// Why the job failed, starting with the rank that stalled when the failing rank gave up waiting
+// (it blames the peer it waited for, which may be a healthy rank waiting in turn).
+std::string failure_reason_of(const RankProcess& failure, const std::vector<RankProcess>& ranks,
+                              const StoreServer& store) {
+  std::string reason = describe_exit(failure);
+  if (WIFSIGNALED(failure.status)) return reason;  // it died: it is the cause
+  std::vector<RankWaitState> states(ranks.size());
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    states[r].running = ranks[r].running;
+    states[r].stopped = ranks[r].running && process_is_stopped(ranks[r].pid);
+    if (auto record = store.value(wait_key(static_cast<int>(r)))) {
+      states[r].waits_on = waited_peer(*record);
+    }
+  }
+  if (auto stalled = find_stalled_rank(failure.rank, states)) reason = *stalled + ". " + reason;
+  return reason;
+}
+
+// When some ranks have finished and every rank still running is stopped, the job can only end
+// by the launcher's hand (no rank is left to time out): the first stopped rank, named as stalled.
+std::optional<std::string> stopped_after_others_finished(const std::vector<RankProcess>& ranks) {
+  std::optional<int> stopped;
+  bool any_finished = false;
+  for (const auto& process : ranks) {
+    if (!process.running) {
+      any_finished = true;
+    } else if (!process_is_stopped(process.pid)) {
+      return std::nullopt;
+    } else if (!stopped) {
+      stopped = process.rank;
+    }
+  }
+  if (!any_finished || !stopped) return std::nullopt;
+  return "rank " + std::to_string(*stopped) +
+         " stalled: its process is stopped, and the other ranks have finished";
+}
+
 }  // namespace
 
 bool is_rank_process() {
@@ -251,6 +291,8 @@ int launch_local(const LaunchSpec& spec) {
 
   const RankProcess* first_failure = nullptr;
   std::string failure_reason;
+  bool stalled_at_end = false;
+  double all_stopped_since = 0;
   double kill_at = 0;
   int running = size;
   while (running > 0) {
@@ -261,13 +303,25 @@ int launch_local(const LaunchSpec& spec) {
       }
       process.running = false;
       --running;
-      if (failed(process) && first_failure == nullptr) {
+      if (failed(process) && first_failure == nullptr && !stalled_at_end) {
         // Read what the rank said before dying, so its message is the one reported.
         forward(process, process.err, process.err_partial, std::cerr, true, true);
         first_failure = &process;
-        failure_reason = describe_exit(process);
+        failure_reason = failure_reason_of(process, ranks, store);
         store.abort_all(failure_reason);
         kill_at = now_seconds() + grace_s;
+      }
+    }
+    if (first_failure == nullptr && kill_at == 0 && running < size) {
+      if (const auto stalled = stopped_after_others_finished(ranks); !stalled) {
+        all_stopped_since = 0;
+      } else if (all_stopped_since == 0) {
+        all_stopped_since = now_seconds();
+      } else if (now_seconds() - all_stopped_since > grace_s) {
+        stalled_at_end = true;
+        failure_reason = *stalled;
+        store.abort_all(failure_reason);
+        kill_at = now_seconds();
       }
     }
     if (interrupted_by != 0 && first_failure == nullptr && kill_at == 0) {
@@ -290,9 +344,11 @@ int launch_local(const LaunchSpec& spec) {
   while (now_seconds() < stop_draining && forward_ready(ranks, 0)) {
   }
   for (auto& process : ranks) close_output(process);
-  if (first_failure != nullptr) {
+  if (first_failure != nullptr || stalled_at_end) {
     std::cerr << "launcher: job failed: " << failure_reason << std::endl;
-    return WIFEXITED(first_failure->status) ? WEXITSTATUS(first_failure->status) : 1;
+    return first_failure != nullptr && WIFEXITED(first_failure->status)
+               ? WEXITSTATUS(first_failure->status)
+               : 1;
   }
   if (interrupted_by != 0) {
     std::cerr << "launcher: " << failure_reason << std::endl;

@@ -1,0 +1,116 @@
+/* A communicator's lifecycle through the C API, for the integration tests (under collrun):
+ *   lifecycle_program recreate       create, all-reduce, destroy, and again, in one process
+ *   lifecycle_program destroy-failed  an all-reduce fails with messages in flight (rank 1 passes
+ *                                     more elements; run with COLL_CHECK_ARGS=0), then destroy
+ *   lifecycle_program abort-thread   rank 0 blocks in an all-reduce rank 1 never calls; another
+ *                                     thread calls collCommAbort, which must end it promptly
+ * Each prints "rank R: <mode> ok ..." when the library behaved, and exits non-zero otherwise. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "coll/coll.h"
+
+static double now_seconds(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int init(collComm_t* comm, int* rank) {
+  collResult_t result = collCommInitFromEnv(comm);
+  if (result == collSuccess) result = collCommUserRank(*comm, rank);
+  if (result != collSuccess) fprintf(stderr, "init failed: %s\n", collGetLastError(NULL));
+  return result == collSuccess;
+}
+
+static int recreate(void) {
+  for (int round = 0; round < 3; ++round) {
+    collComm_t comm;
+    int rank, size;
+    if (!init(&comm, &rank) || collCommCount(comm, &size) != collSuccess) return 1;
+    float value = (float)(rank + 1);
+    if (collAllReduce(&value, &value, 1, collFloat32, collSum, comm, NULL) != collSuccess) {
+      fprintf(stderr, "round %d: %s\n", round, collGetLastError(comm));
+      return 1;
+    }
+    if (value != (float)(size * (size + 1) / 2)) {
+      fprintf(stderr, "round %d: sum %g\n", round, value);
+      return 1;
+    }
+    if (collCommDestroy(comm) != collSuccess) return 1;
+    if (round == 2) printf("rank %d: recreate ok\n", rank);
+  }
+  return 0;
+}
+
+static int destroy_failed(void) {
+  collComm_t comm;
+  int rank;
+  if (!init(&comm, &rank)) return 1;
+  const size_t count = (size_t)1 << 20;
+  float* data = calloc(count + 4096, sizeof(float));
+  const collResult_t result =
+      collAllReduce(data, data, rank == 1 ? count + 4096 : count, collFloat32, collSum, comm, NULL);
+  if (result == collSuccess) {
+    fprintf(stderr, "rank %d: the mismatched all-reduce succeeded\n", rank);
+    return 1;
+  }
+  const double start = now_seconds();
+  const collResult_t destroyed = collCommDestroy(comm);
+  printf("rank %d: destroy-failed ok: destroy returned %d in %.2f s\n", rank, (int)destroyed,
+         now_seconds() - start);
+  free(data);
+  return destroyed == collSuccess ? 0 : 1;
+}
+
+struct AbortLater {
+  collComm_t comm;
+  double at;
+  collResult_t result;
+};
+
+static void* abort_later(void* arg) {
+  struct AbortLater* abort = arg;
+  usleep(500 * 1000);
+  abort->at = now_seconds();
+  abort->result = collCommAbort(abort->comm);
+  return NULL;
+}
+
+static int abort_thread(void) {
+  collComm_t comm;
+  int rank;
+  if (!init(&comm, &rank)) return 1;
+  if (rank != 0) {
+    sleep(2); /* never calls the all-reduce; leaves the job without a failure */
+    return collCommAbort(comm) == collSuccess ? 0 : 1;
+  }
+  struct AbortLater abort = {comm, 0, collSuccess};
+  pthread_t thread;
+  pthread_create(&thread, NULL, abort_later, &abort);
+  float value = 1;
+  const collResult_t result = collAllReduce(&value, &value, 1, collFloat32, collSum, comm, NULL);
+  const double returned = now_seconds();
+  const char* error = result == collSuccess ? "" : collGetLastError(NULL);
+  pthread_join(thread, NULL);
+  printf("rank 0: all-reduce returned %d (%s) %.3f s after collCommAbort\n", (int)result, error,
+         returned - abort.at);
+  if (result == collSuccess || strstr(error, "aborted") == NULL || abort.result != collSuccess) {
+    return 1;
+  }
+  printf("rank 0: abort-thread ok\n");
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  const char* mode = argc > 1 ? argv[1] : "";
+  if (strcmp(mode, "recreate") == 0) return recreate();
+  if (strcmp(mode, "destroy-failed") == 0) return destroy_failed();
+  if (strcmp(mode, "abort-thread") == 0) return abort_thread();
+  fprintf(stderr, "lifecycle_program: unknown mode '%s'\n", mode);
+  return 2;
+}
