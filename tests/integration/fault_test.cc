@@ -149,7 +149,9 @@ TEST_P(FaultInjection, JobEndsInTimeNamingTheRankAndLeavesNoProcess) {
   const int trials = env_int("COLL_FAULT_TRIALS", 1);
   const auto seed = static_cast<std::uint64_t>(
       env_int("COLL_FAULT_SEED", static_cast<int>(std::random_device()() & 0x7fffffff)));
-  std::mt19937_64 random(seed);
+  // Each case draws its own victims and moments from the one seed.
+  std::seed_seq case_seed{seed, std::uint64_t(signal), std::hash<std::string>()(algorithm)};
+  std::mt19937_64 random(case_seed);
   const char* signal_name = signal == SIGKILL ? "SIGKILL" : "SIGSTOP";
   for (int trial = 0; trial < trials; ++trial) {
     const int victim = std::uniform_int_distribution<int>(0, kFaultRanks - 1)(random);
