@@ -161,11 +161,12 @@ TEST_P(FaultInjection, JobEndsInTimeNamingTheRankAndLeavesNoProcess) {
                  ": " + signal_name + " rank " + std::to_string(victim) + " " +
                  std::to_string(delay_s) + " s into a soak of " + algorithm + ", --seed " +
                  soak_seed);
-    BackgroundJob job({COLLBENCH_PATH, "--nodes", "2", "--ranks-per-node", "2", "--soak",
-                       "1000000000", "--seed", soak_seed, "-e", "1M", "--algo", algorithm},
-                      {"COLL_TIMEOUT=" + std::to_string(kFaultTimeoutS),
-                       "COLL_LAUNCH_GRACE=" + std::to_string(kFaultGraceS)},
-                      ::testing::TempDir() + "/fault_injection.log");
+    BackgroundJob job(
+        {COLLBENCH_PATH, "--nodes", "2", "--ranks-per-node", "2", "--soak", "1000000000", "--seed",
+         soak_seed, "-e", "1M", "--algo", algorithm},
+        {"COLL_TIMEOUT=" + std::to_string(kFaultTimeoutS),
+         "COLL_LAUNCH_GRACE=" + std::to_string(kFaultGraceS)},
+        ::testing::TempDir() + "/fault_injection_" + std::to_string(::getpid()) + ".log");
     ASSERT_TRUE(job.started());
     // Rank 0 prints the soak's header once every rank's communicator works.
     ASSERT_TRUE(job.wait_for_output("# collbench soak", 60)) << job.output();

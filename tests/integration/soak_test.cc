@@ -1,6 +1,7 @@
 // collbench --soak: a short soak of random operations over shared memory and TCP comes out clean
 // and plateaued, is reproducible from its seed, and refuses flags it would ignore.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "read_json.hpp"
 #include "run_command.hpp"
@@ -11,7 +12,7 @@ using coll::testing::read_json;
 using coll::testing::run_command;
 
 TEST(Soak, ShortSoakAcrossTwoNodesIsExactAndPlateaus) {
-  const std::string json = ::testing::TempDir() + "/soak.json";
+  const std::string json = ::testing::TempDir() + "/soak_" + std::to_string(::getpid()) + ".json";
   const auto result = run_command(std::string(COLLBENCH_PATH) +
                                       " --nodes 2 --ranks-per-node 2 --soak 300 --seed 11 "
                                       "-e 256K --json " +
@@ -38,7 +39,8 @@ TEST(Soak, ShortSoakAcrossTwoNodesIsExactAndPlateaus) {
 TEST(Soak, TheSameSeedRunsTheSameOperations) {
   std::vector<nlohmann::json> reports;
   for (const char* seed : {"5", "5", "6"}) {
-    const std::string json = ::testing::TempDir() + "/soak_seed.json";
+    const std::string json =
+        ::testing::TempDir() + "/soak_seed_" + std::to_string(::getpid()) + ".json";
     const auto result = run_command(std::string(COLLBENCH_PATH) + " -g 3 --soak 40 --seed " + seed +
                                         " -e 64K --algo ring,tree --json " + json,
                                     120);
