@@ -11,8 +11,9 @@ if command -v ccache >/dev/null; then
   launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 fi
 # -g1: reports with file and line, at little compile time.
+mkdir -p "$tree"
 cmake -S "$source_dir" -B "$tree" -G Ninja -DCOLL_SANITIZE="$sanitizer" -DCMAKE_CXX_FLAGS=-g1 \
-  "${launcher[@]}" >"$tree.configure.log" 2>&1 || { cat "$tree.configure.log"; exit 1; }
+  "${launcher[@]}" >"$tree/configure.log" 2>&1 || { cat "$tree/configure.log"; exit 1; }
 cmake --build "$tree" --target coll_sanitizer_tests
 
 if [ "$sanitizer" = thread ]; then
