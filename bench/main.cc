@@ -13,6 +13,7 @@
 #include "model_replay.hpp"
 #include "options.hpp"
 #include "paper_tables.hpp"
+#include "soak.hpp"
 #include "strategy.hpp"
 #include "sweep.hpp"
 
@@ -21,6 +22,7 @@ namespace {
 int run_rank(const collbench::Options& options) {
   auto comm = coll::Comm::from_environment();
   if (options.calibrate) return collbench::run_calibration(*comm, options);
+  if (options.soak_ops > 0) return collbench::run_soak(*comm, options) == 0 ? 0 : 1;
   if (options.explain && options.model.empty()) collbench::print_explanation(*comm, options);
   const std::size_t wrong = options.model.empty() ? collbench::run_sweep(*comm, options)
                             : options.iteration_replay

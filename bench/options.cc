@@ -65,6 +65,21 @@ void apply_strategy(Options& options, const po::variables_map& values) {
   }
 }
 
+// --soak draws each operation's collective, size, type and op itself: flags that would fix them
+// are refused rather than ignored.
+void check_soak_flags(const Options& options, const po::variables_map& values) {
+  if (options.soak_ops < 1) throw UsageError("--soak needs at least one operation");
+  for (const char* flag : {"minbytes", "stepfactor", "iters", "warmup_iters", "check", "no-check",
+                           "datatype", "op", "coll", "model-gradients", "explain", "calibrate",
+                           "strategy", "model-only", "paper-tables", "scaling"}) {
+    if (values.count(flag) > 0 && !values[flag].defaulted()) {
+      throw UsageError(std::string("--soak draws its operations itself; it takes -e/--maxbytes, "
+                                   "--algo, --seed and --json, not --") +
+                       flag);
+    }
+  }
+}
+
 }  // namespace
 
 Options parse_options(int argc, const char* const* argv) {
@@ -107,6 +122,13 @@ Options parse_options(int argc, const char* const* argv) {
       "algo", po::value(&algo),
       "all-reduce algorithm(s), comma separated, 'auto' (the cost model's choice) or 'all'")(
       "json", po::value(&options.json_path), "write every number printed to this JSON file");
+  po::options_description soak("Soak test");
+  soak.add_options()("soak", po::value(&options.soak_ops),
+                     "run N random operations (collectives, sizes, types, ops, algorithms, in or "
+                     "out of place, blocking, queued, fused), each checked exactly, with guard "
+                     "bytes and RSS samples; -e caps a call's bytes, --algo the algorithms")(
+      "seed", po::value<std::uint64_t>(),
+      "the soak's random seed (default: drawn and printed); the same seed and ranks repeat it");
   po::options_description model("Model gradient replay");
   model.add_options()("model-gradients", po::value(&options.model),
                       "replay a model's per-layer gradients: alexnet, googlenet, resnet50")(
@@ -151,7 +173,7 @@ Options parse_options(int argc, const char* const* argv) {
       "use a preset instead of the calibration: p40-ib56 (alias p40-cluster), ethernet-10g, "
       "dgx1-ib100, this-vm, or a preset file (sets COLL_COST_PRESET)");
   po::options_description all("collbench: benchmark gradient all-reduce with libcoll");
-  all.add(job).add(sweep).add(model).add(modelled).add(cost);
+  all.add(job).add(sweep).add(soak).add(model).add(modelled).add(cost);
 
   po::variables_map values;
   try {
@@ -202,6 +224,12 @@ Options parse_options(int argc, const char* const* argv) {
   if (options.warmup < 0) throw UsageError("-w/--warmup_iters must not be negative");
   if (check != 0 && check != 1) throw UsageError("-c/--check takes 0 or 1");
   options.check = check == 1 && !no_check;
+  if (values.count("seed") > 0) options.seed = values["seed"].as<std::uint64_t>();
+  if (values.count("soak") > 0) {
+    check_soak_flags(options, values);
+  } else if (options.seed) {
+    throw UsageError("--seed is the seed of --soak; give --soak N too");
+  }
   const auto parsed_type = coll::parse_dtype(type);
   if (!parsed_type) throw UsageError("-d/--datatype: unknown data type '" + type + "'");
   options.type = *parsed_type;

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -37,6 +39,10 @@ struct Options {
   coll::ReduceOp op = coll::ReduceOp::Sum;
   std::vector<std::string> algorithms;  // empty: the library's default
   std::string json_path;
+
+  // Soak mode: random operations with exact checks (soak.hpp); uses max_bytes and algorithms.
+  std::size_t soak_ops = 0;           // --soak N (0: not a soak)
+  std::optional<std::uint64_t> seed;  // --seed: the soak's operations (default: drawn, printed)
 
   // Model replay mode.
   std::string model;  // empty: sweep mode

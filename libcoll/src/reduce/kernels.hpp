@@ -9,8 +9,10 @@
 
 // Function multi-versioning: one clone per x86-64 level, chosen once at load time (ifunc). The
 // v3 level is AVX2+FMA+F16C, v4 adds AVX-512. Elsewhere the loops are plain (and still
-// auto-vectorized for the baseline ISA).
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+// auto-vectorized for the baseline ISA). Not under ThreadSanitizer: it instruments the ifunc
+// resolvers, which the dynamic loader runs while relocating libcoll, before the TSan runtime
+// is initialized (from the executable's preinit_array), so every program died before main.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
 #define COLL_TARGET_CLONES \
   __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
