@@ -197,7 +197,7 @@ TEST_P(FaultInjection, JobEndsInTimeNamingTheRankAndLeavesNoProcess) {
 
 INSTANTIATE_TEST_SUITE_P(Kills, FaultInjection, ::testing::ValuesIn(fault_cases(SIGKILL)),
                          case_name);
-INSTANTIATE_TEST_SUITE_P(Stalls, FaultInjection,
-                         ::testing::ValuesIn(fault_cases(SIGSTOP)), case_name);
+INSTANTIATE_TEST_SUITE_P(Stalls, FaultInjection, ::testing::ValuesIn(fault_cases(SIGSTOP)),
+                         case_name);
 
 }  // namespace
