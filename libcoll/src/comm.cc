@@ -5,6 +5,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 
 #include "algorithms/registry.hpp"
 #include "argument_check.hpp"
@@ -117,9 +118,10 @@ struct Comm::Impl {
   const Selector& cost_model();
   std::string resolve_algorithm(std::string_view algorithm, std::size_t bytes);
   void run_allreduce(const AllreduceArgs& args, const std::string& algorithm, std::uint64_t tag);
-  // Checks the call with the other ranks and runs `body` as collective number `sequence + 1`.
+  // Checks the call with the other ranks and runs `body` as collective number `sequence + 1`;
+  // `carries_check`: the body's algorithm carries the check in its first message.
   template <typename Body>
-  void run_collective(CallDescriptor call, Body&& body);
+  void run_collective(CallDescriptor call, bool carries_check, Body&& body);
   template <typename Work>
   void serialized(Work&& work);
   ProgressEngine& engine() {
@@ -329,12 +331,12 @@ void Comm::Impl::run_allreduce(const AllreduceArgs& args, const std::string& alg
                  " with " + std::string(info->name) +
                  (algorithm.empty() && config.algorithm == "auto" ? " (auto)" : ""));
   }
-  run_collective(CallDescriptor::make(0, args, info->name, tag),
+  run_collective(CallDescriptor::make(0, args, info->name, tag), info->carries_call_check,
                  [&](const CollectiveContext& collective) { info->run(collective, args); });
 }
 
 template <typename Body>
-void Comm::Impl::run_collective(CallDescriptor call, Body&& body) {
+void Comm::Impl::run_collective(CallDescriptor call, bool carries_check, Body&& body) {
   if (!broken.empty()) {
     throw Error(Status::InvalidUsage,
                 where() + "communicator unusable after an earlier error: " + broken);
@@ -342,16 +344,20 @@ void Comm::Impl::run_collective(CallDescriptor call, Body&& body) {
   call.sequence = ++sequence;
   try {
     transport.check_interrupt();
-    if (config.check_arguments && world.size() > 1) {
-      check_same_call(transport, world, TagSpace(call.sequence, 15, context), call);
+    std::optional<NeighbourCheck> check;
+    if (config.tuning.check_arguments && world.size() > 1) {
+      check.emplace(transport, pool, world, TagSpace(call.sequence, 15, context), call);
+      if (!carries_check) check->complete();  // a round of its own, before the collective
     }
     const CollectiveContext on_world{transport,
                                      pool,
                                      world,
                                      family->rank_map.node_of_rank,
                                      TagSpace(call.sequence, 0, context),
-                                     config.tuning};
+                                     config.tuning,
+                                     carries_check && check ? &*check : nullptr};
     body(on_world);
+    if (check) check->complete();
   } catch (const Error& error) {
     broken = call.describe() + ": " + error.what();
     throw Error(error.status(), where() + broken);
@@ -461,7 +467,7 @@ void Comm::broadcast(const void* send, void* recv, std::size_t count, DataType t
   require_host(impl.where(), recv, "broadcast");
   impl.serialized([&] {
     impl.run_collective(
-        CallDescriptor::of(CollectiveKind::Broadcast, count, type, -1, root, "chain"),
+        CallDescriptor::of(CollectiveKind::Broadcast, count, type, -1, root, "chain"), false,
         [&](const CollectiveContext& collective) {
           if (rank() == root && send != recv && count > 0) {
             std::memcpy(recv, send, count * dtype_size(type));
@@ -482,7 +488,7 @@ void Comm::reduce(const void* send, void* recv, std::size_t count, DataType type
   if (rank() == root) check_buffer(impl.where(), "reduce", recv, count);
   impl.serialized([&] {
     impl.run_collective(
-        CallDescriptor::of(CollectiveKind::Reduce, count, type, int(op), root, "chain"),
+        CallDescriptor::of(CollectiveKind::Reduce, count, type, int(op), root, "chain"), false,
         [&](const CollectiveContext& collective) {
           chain_reduce(collective, send, recv, count, type, op, root);
         });
@@ -498,7 +504,7 @@ void Comm::allgather(const void* send, void* recv, std::size_t count, DataType t
   require_host(impl.where(), recv, "allgather");
   impl.serialized([&] {
     impl.run_collective(CallDescriptor::of(CollectiveKind::AllGather, count, type, -1, -1, "ring"),
-                        [&](const CollectiveContext& collective) {
+                        false, [&](const CollectiveContext& collective) {
                           ring_allgather(collective, send, recv, count, type);
                         });
   });
@@ -515,7 +521,7 @@ void Comm::reduce_scatter(const void* send, void* recv, std::size_t count, DataT
   require_host(impl.where(), recv, "reduce_scatter");
   impl.serialized([&] {
     impl.run_collective(
-        CallDescriptor::of(CollectiveKind::ReduceScatter, count, type, int(op), -1, "ring"),
+        CallDescriptor::of(CollectiveKind::ReduceScatter, count, type, int(op), -1, "ring"), false,
         [&](const CollectiveContext& collective) {
           ring_reduce_scatter_to(collective, send, recv, count, type, op);
         });
@@ -535,7 +541,7 @@ std::unique_ptr<Comm> Comm::split(int color, int key) {
   impl.serialized([&] {
     impl.run_collective(
         CallDescriptor::of(CollectiveKind::Split, sizeof mine, DataType::Uint8, -1, -1, "ring"),
-        [&](const CollectiveContext& collective) {
+        false, [&](const CollectiveContext& collective) {
           ring_allgather(collective, &mine, all.data(), sizeof mine, DataType::Uint8);
         });
   });

@@ -16,10 +16,10 @@ namespace coll {
 namespace {
 
 // How long to keep polling without progress before sleeping: long enough to catch a reply that
-// is microseconds away; when ranks outnumber cores, only a few yielding polls, so that the rank
-// that has work gets the core.
+// is microseconds away. When ranks outnumber cores every poll yields, so that the rank that has
+// work gets the core; sleeping instead would add a wake-up (a signal from the sender, then the
+// scheduler) to every message of a small collective.
 constexpr double kIdleSpinSeconds = 1e-3;
-constexpr int kOversubscribedSpins = 16;
 constexpr int kMaxSleepMs = 2;
 
 std::string seconds_text(double seconds) {  // "60", "0.2"
@@ -95,8 +95,7 @@ void Waiter::wait_all(std::span<Transport::Request> requests) {
                       std::to_string(stuck.peer) + " is dead, stuck, or in a different collective");
     }
     if (idle++ == 0) idle_since = now_seconds();
-    if (oversubscribed_ ? idle < kOversubscribedSpins
-                        : now_seconds() - idle_since < kIdleSpinSeconds) {
+    if (now_seconds() - idle_since < kIdleSpinSeconds) {
       if (oversubscribed_) sched_yield();
       continue;
     }
@@ -117,6 +116,13 @@ void throw_size_mismatch(int peer, std::size_t expected_bytes) {
               "rank " + std::to_string(peer) + " sent a message of a different size than " +
                   std::to_string(expected_bytes) +
                   " bytes: the ranks called the collective with different arguments");
+}
+
+void complete_receive(Transport::Request& request, std::size_t received) {
+  if (request.up_to ? received > request.bytes : received != request.bytes) {
+    throw_size_mismatch(request.peer, request.bytes);
+  }
+  request.bytes = received;
 }
 
 }  // namespace coll

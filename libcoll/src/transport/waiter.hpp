@@ -47,5 +47,8 @@ class Waiter {
 
 // The error for a message whose size differs from the receive posted for it.
 [[noreturn]] void throw_size_mismatch(int peer, std::size_t expected_bytes);
+// A receive completed with `received` bytes: another length than an exact receive's is that
+// error; a receive_up_to's request keeps the length in `bytes`.
+void complete_receive(Transport::Request& request, std::size_t received);
 
 }  // namespace coll
