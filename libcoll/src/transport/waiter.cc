@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 
 #include "bootstrap/bootstrap.hpp"
 #include "coll/clock.hpp"
@@ -15,12 +16,17 @@
 namespace coll {
 namespace {
 
-// How long to keep polling without progress before sleeping: long enough to catch a reply that
-// is microseconds away. When ranks outnumber cores every poll yields, so that the rank that has
-// work gets the core; sleeping instead would add a wake-up (a signal from the sender, then the
-// scheduler) to every message of a small collective.
-constexpr double kIdleSpinSeconds = 1e-3;
+// How long to keep polling without progress before sleeping. A sleeping rank is woken by its
+// event fd or, at the latest, after kMaxSleepMs; polling must outlast that many times over, or
+// two ranks that once fell asleep (a peer descheduled for a moment on a busy machine) keep
+// waking each other by timer and every small collective costs milliseconds. When ranks
+// outnumber cores every poll yields, so that the rank with work gets the core; otherwise polls
+// do not yield, which on a busy machine would hand the core away for a whole time slice.
+constexpr double kIdleSpinSeconds = 20e-3;
 constexpr int kMaxSleepMs = 2;
+// Polls between clock reads while idle: on this class of VM a clock read costs more than a poll
+// (it was half of a waiting rank's profile), and every poll skipped delays seeing the message.
+constexpr unsigned kPollsPerClockRead = 32;
 
 std::string seconds_text(double seconds) {  // "60", "0.2"
   char text[32];
@@ -59,8 +65,10 @@ void Waiter::peer_lost(int peer, const std::string& cause) {
 }
 
 void Waiter::wait_all(std::span<Transport::Request> requests) {
-  Deadline deadline(timeout_s_);
-  int idle = 0;
+  // Started at the first idle poll that reads the clock, dropped when a request completes: the
+  // COLL_TIMEOUT clock restarts then, and a wait that completes while polling reads no clock.
+  std::optional<Deadline> deadline;
+  unsigned idle = 0;
   double idle_since = 0;
   std::size_t first_pending = 0;
   std::size_t completed_before = 0;
@@ -80,11 +88,16 @@ void Waiter::wait_all(std::span<Transport::Request> requests) {
     // timeout off.
     if (completed != completed_before) {
       completed_before = completed;
-      deadline.extend();
+      deadline.reset();
       idle = 0;
       continue;
     }
-    if (deadline.expired()) {
+    if (++idle % kPollsPerClockRead != 0) {
+      if (oversubscribed_) sched_yield();
+      continue;
+    }
+    if (!deadline) deadline.emplace(timeout_s_);
+    if (deadline->expired()) {
       const Transport::Request& stuck = requests[first_pending];
       check_abort();
       hooks_.check_link(stuck.peer);
@@ -94,7 +107,7 @@ void Waiter::wait_all(std::span<Transport::Request> requests) {
                       seconds_text(timeout_s_) + " s (COLL_TIMEOUT): rank " +
                       std::to_string(stuck.peer) + " is dead, stuck, or in a different collective");
     }
-    if (idle++ == 0) idle_since = now_seconds();
+    if (idle == kPollsPerClockRead) idle_since = now_seconds();
     if (now_seconds() - idle_since < kIdleSpinSeconds) {
       if (oversubscribed_) sched_yield();
       continue;
@@ -104,7 +117,7 @@ void Waiter::wait_all(std::span<Transport::Request> requests) {
     for (std::size_t i = first_pending; i < requests.size(); ++i) {
       if (!requests[i].done) hooks_.check_link(requests[i].peer);
     }
-    const double remaining_ms = std::max(0.0, deadline.remaining() * 1000);
+    const double remaining_ms = std::max(0.0, deadline->remaining() * 1000);
     hooks_.sleep_until_event(
         bootstrap_ ? bootstrap_->abort_fd() : -1,
         static_cast<int>(std::min<double>(kMaxSleepMs, std::ceil(remaining_ms))));
