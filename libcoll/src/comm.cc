@@ -453,9 +453,10 @@ void Comm::recv(void* data, std::size_t bytes, int peer, std::uint32_t tag) {
 
 // Over the transport, not the bootstrap store: waiting in the store would stop this rank from
 // progressing UCX, and a peer still completing a rendezvous send to it would wait forever.
+// Direct: one step, the argument check included.
 void Comm::barrier() {
   std::uint8_t token = 0;
-  allreduce(&token, &token, 1, DataType::Uint8, ReduceOp::Max, "ring");
+  allreduce(&token, &token, 1, DataType::Uint8, ReduceOp::Max, "direct");
 }
 
 void Comm::broadcast(const void* send, void* recv, std::size_t count, DataType type, int root) {
