@@ -20,9 +20,9 @@ namespace {
 // event fd or, at the latest, after kMaxSleepMs; polling must outlast that many times over, or
 // two ranks that once fell asleep (a peer descheduled for a moment on a busy machine) keep
 // waking each other by timer and every small collective costs milliseconds. When ranks
-// outnumber cores every poll yields, so that the rank with work gets the core; otherwise polls
-// do not yield, which on a busy machine would hand the core away for a whole time slice.
+// outnumber cores, only a few yielding polls: the rank that has work needs the core more.
 constexpr double kIdleSpinSeconds = 20e-3;
+constexpr unsigned kOversubscribedPolls = 16;
 constexpr int kMaxSleepMs = 2;
 // Polls between clock reads while idle: on this class of VM a clock read costs more than a poll
 // (it was half of a waiting rank's profile), and every poll skipped delays seeing the message.
@@ -92,7 +92,8 @@ void Waiter::wait_all(std::span<Transport::Request> requests) {
       idle = 0;
       continue;
     }
-    if (++idle % kPollsPerClockRead != 0) {
+    ++idle;
+    if (oversubscribed_ ? idle < kOversubscribedPolls : idle % kPollsPerClockRead != 0) {
       if (oversubscribed_) sched_yield();
       continue;
     }
@@ -107,10 +108,9 @@ void Waiter::wait_all(std::span<Transport::Request> requests) {
                       seconds_text(timeout_s_) + " s (COLL_TIMEOUT): rank " +
                       std::to_string(stuck.peer) + " is dead, stuck, or in a different collective");
     }
-    if (idle == kPollsPerClockRead) idle_since = now_seconds();
-    if (now_seconds() - idle_since < kIdleSpinSeconds) {
-      if (oversubscribed_) sched_yield();
-      continue;
+    if (!oversubscribed_) {
+      if (idle == kPollsPerClockRead) idle_since = now_seconds();
+      if (now_seconds() - idle_since < kIdleSpinSeconds) continue;
     }
     idle = 0;
     check_abort();
