@@ -5,8 +5,8 @@
 // longer than COLL_SEGMENT_BYTES go segment by segment, which bounds the staging memory.
 //
 // Cost (the "direct" or "all-to-all" reduction of Thakur, Rabenseifner & Gropp 2005, with every
-// rank reducing): per segment one alpha, each rank sends (n-1) segments over its port in n-1
-// shifts, and reduces (n-1) times: T = S*alpha + (n-1)*M*beta + (n-1)*M*gamma for S segments.
+// rank reducing): per segment one alpha, each rank sends (n-1) vectors over its port and reduces
+// (n-1) times: T = S*alpha + (n-1)*M*beta + (n-1)*M*gamma for S segments on one node.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -122,18 +122,17 @@ std::optional<model::Prediction> direct_cost(const model::CostParams& params,
   model::Prediction out{"direct"};
   const int p = shape.ranks;
   if (p < 2) return out;
-  const DirectSchedule schedule(p);
-  double latency = 0;
-  for (int shift = 0; shift < schedule.shifts(); ++shift) {
-    model::Flows flows;
-    for (int r = 0; r < p; ++r) flows.emplace_back(r, schedule.destination(r, shift));
-    const model::StepCost step = model::step_cost(params, shape, flows, m);
-    latency = std::max(latency, step.latency);  // the shifts overlap: one latency
-    out.bandwidth_s += step.bandwidth;          // but share this rank's port
-  }
+  // Per rank of the largest node (L ranks): L-1 vectors to its node's ranks, the node's L ranks
+  // at once through the node's staging path; p-L vectors over the NIC, which its L ranks share.
+  // Priced in closed form: the shifts of DirectSchedule pair every rank with every other once.
+  const int local = shape.max_local();
+  const double intra = (local - 1) * m * model::intra_beta(params, local);
+  const double inter = double(p - local) * local * m * params.inter.beta_s_per_byte;
   const double segments = std::max(
       1.0, std::ceil(m / static_cast<double>(std::max<std::size_t>(1, tuning.segment_bytes))));
-  out.latency_s = segments * latency;
+  out.latency_s = segments * (shape.nodes > 1 ? std::max(params.intra.alpha_s, params.inter.alpha_s)
+                                              : params.intra.alpha_s);
+  out.bandwidth_s = intra + inter;
   out.reduction_s = (p - 1) * m * params.gamma_s_per_byte;
   out.detail =
       model::detail_text("1 step per segment, %d vectors sent and reduced per rank", p - 1);

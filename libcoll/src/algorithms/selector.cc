@@ -1,9 +1,9 @@
 #include "coll/selector.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "algorithms/registry.hpp"
-#include "model/link_model.hpp"
 
 namespace coll {
 namespace {
@@ -27,7 +27,8 @@ std::string dominant_term(const model::Prediction& p) {
 }
 
 // With COLL_CHECK_ARGS on, an algorithm that does not carry the argument check in its first
-// message waits for a round of descriptors around the ring before it starts.
+// message waits for a round of descriptors around the ring before it starts: one alpha of the
+// ring's slowest link, which crosses nodes when there are several.
 void add_check_round(const model::CostParams& params, const model::Shape& shape,
                      std::string_view algorithm, const Tuning& tuning,
                      model::Prediction& prediction) {
@@ -35,9 +36,8 @@ void add_check_round(const model::CostParams& params, const model::Shape& shape,
   if (!tuning.check_arguments || shape.ranks < 2 || info == nullptr || info->carries_call_check) {
     return;
   }
-  model::Flows ring;
-  for (int r = 0; r < shape.ranks; ++r) ring.emplace_back(r, (r + 1) % shape.ranks);
-  prediction.latency_s += model::step_cost(params, shape, ring, 0).latency;
+  prediction.latency_s +=
+      std::max(params.intra.alpha_s, shape.nodes > 1 ? params.inter.alpha_s : 0.0);
   prediction.detail += prediction.detail.empty() ? "" : "; ";
   prediction.detail += "+1 step: the argument check";
 }
