@@ -3,7 +3,8 @@
 #include <cstring>
 
 #include "coll/error.hpp"
-#include "job_failure.hpp"
+#include "transport/job_failure.hpp"
+#include "transport/waiter.hpp"
 
 namespace coll {
 
@@ -67,25 +68,60 @@ std::string CallDescriptor::describe() const {
          (tag != 0 ? " tagged " + std::to_string(tag) : "");
 }
 
-void check_same_call(Transport& transport, const Group& group, const TagSpace& tags,
-                     const CallDescriptor& mine) {
-  const int left = group.global(group.index_after(-1));
-  const int right = group.global(group.index_after(1));
-  CallDescriptor theirs{};
-  Transport::Request requests[2] = {
-      transport.recv(left, tags.make(left, 0), &theirs, sizeof theirs),
-      transport.send(right, tags.make(group.global(group.me), 0), &mine, sizeof mine),
-  };
-  transport.wait_all(requests);
-  if (std::memcmp(&theirs, &mine, sizeof mine) != 0) {
+NeighbourCheck::NeighbourCheck(Transport& transport, BufferPool& pool, const Group& group,
+                               const TagSpace& tags, const CallDescriptor& mine)
+    : transport_(transport),
+      pool_(pool),
+      mine_(mine),
+      me_(group.global(group.me)),
+      previous_(group.global(group.index_after(-1))),
+      next_(group.global(group.index_after(1))),
+      send_tag_(tags.make(group.global(group.me), 0)),
+      inbox_(pool.acquire(sizeof(CallDescriptor) + kMaxCarriedBytes)),
+      incoming_(transport.recv_up_to(previous_, tags.make(previous_, 0), inbox_.data(),
+                                     sizeof(CallDescriptor) + kMaxCarriedBytes)) {}
+
+void NeighbourCheck::send(const void* data, std::size_t bytes) {
+  if (bytes > kMaxCarriedBytes) {
+    throw Error(Status::InternalError, "the argument check carries at most " +
+                                           std::to_string(kMaxCarriedBytes) + " bytes, not " +
+                                           std::to_string(bytes));
+  }
+  sent_ = true;
+  if (bytes == 0) {
+    outgoing_ = transport_.send(next_, send_tag_, &mine_, sizeof mine_);
+    return;
+  }
+  // Descriptor and data in one message: one copy of at most kMaxCarriedBytes, cheaper than the
+  // second message it saves.
+  outbox_ = pool_.acquire(sizeof mine_ + bytes);
+  std::memcpy(outbox_->data(), &mine_, sizeof mine_);
+  std::memcpy(outbox_->data() + sizeof mine_, data, bytes);
+  outgoing_ = transport_.send(next_, send_tag_, outbox_->data(), sizeof mine_ + bytes);
+}
+
+std::span<const std::byte> NeighbourCheck::receive() {
+  received_ = true;
+  transport_.wait(incoming_);
+  if (incoming_.bytes < sizeof(CallDescriptor)) fail_everywhere(transport_, size_mismatch_reason(previous_, me_, sizeof mine_));
+  CallDescriptor theirs;
+  std::memcpy(&theirs, inbox_.data(), sizeof theirs);
+  if (std::memcmp(&theirs, &mine_, sizeof mine_) != 0) {
     const bool reordered =
-        theirs.tag != mine.tag || theirs.count != mine.count || theirs.kind != mine.kind;
-    fail_everywhere(transport,
-                    "rank " + std::to_string(left) + " called " + theirs.describe() + " but rank " +
-                        std::to_string(group.global(group.me)) + " called " + mine.describe() +
+        theirs.tag != mine_.tag || theirs.count != mine_.count || theirs.kind != mine_.kind;
+    fail_everywhere(transport_,
+                    "rank " + std::to_string(previous_) + " called " + theirs.describe() +
+                        " but rank " + std::to_string(me_) + " called " + mine_.describe() +
                         (reordered ? ": the ranks issued their collectives in different orders"
                                    : ": the ranks passed different arguments"));
   }
+  return {inbox_.data() + sizeof theirs, incoming_.bytes - sizeof theirs};
+}
+
+void NeighbourCheck::complete() {
+  if (!sent_) send(nullptr, 0);
+  if (!received_) receive();
+  transport_.wait(outgoing_);
 }
 
 }  // namespace coll

@@ -1,10 +1,12 @@
 // Ranks that call a collective with different arguments must fail loudly, not hang or corrupt
 // data. Each rank sends its call's descriptor to the next rank of the ring and compares the one
 // it receives from the previous rank; agreement of every neighbour pair is agreement of all.
-// The communicator's step before every collective (it uses the transport and the tag space).
+// The message may carry an algorithm's first data after the descriptor (CallCheck), so that
+// small collectives pay no round for the check; otherwise it is a round before the collective.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -40,9 +42,35 @@ struct CallDescriptor {
   std::string describe() const;  // "allreduce #7 of 1000 x float32 sum (ring)"
 };
 
-// Exchanges descriptors with the ring neighbours of `group` (stage 15 of the collective's tags)
-// and throws InvalidUsage naming both calls when they differ.
-void check_same_call(Transport& transport, const Group& group, const TagSpace& tags,
-                     const CallDescriptor& mine);
+// One collective's exchange of descriptors with the ring neighbours of `group`, in stage 15 of
+// its tags. Every rank receives up to a descriptor and CallCheck::kMaxCarriedBytes from the
+// previous rank, whether or not its own algorithm carries data, so ranks that disagree on the
+// algorithm or the collective still compare descriptors instead of waiting for each other.
+class NeighbourCheck final : public CallCheck {
+ public:
+  // Posts the receive from the previous rank.
+  NeighbourCheck(Transport& transport, BufferPool& pool, const Group& group, const TagSpace& tags,
+                 const CallDescriptor& mine);
+  void send(const void* data, std::size_t bytes) override;
+  std::span<const std::byte> receive() override;
+  // Sends and receives what the collective did not (the check as a round of its own when called
+  // before the collective), then waits for the send.
+  void complete();
+
+ private:
+  Transport& transport_;
+  BufferPool& pool_;
+  const CallDescriptor& mine_;
+  const int me_;
+  const int previous_;
+  const int next_;
+  const Tag send_tag_;
+  BufferPool::Lease inbox_;
+  std::optional<BufferPool::Lease> outbox_;  // descriptor and carried data, while being sent
+  Transport::Request incoming_;
+  Transport::Request outgoing_;
+  bool sent_ = false;
+  bool received_ = false;
+};
 
 }  // namespace coll

@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <optional>
 
 #include "algorithms/registry.hpp"
 #include "argument_check.hpp"
@@ -118,9 +119,10 @@ struct Comm::Impl {
   const Selector& cost_model();
   std::string resolve_algorithm(std::string_view algorithm, std::size_t bytes);
   void run_allreduce(const AllreduceArgs& args, const std::string& algorithm, std::uint64_t tag);
-  // Checks the call with the other ranks and runs `body` as collective number `sequence + 1`.
+  // Checks the call with the other ranks and runs `body` as collective number `sequence + 1`;
+  // `carries_check`: the body's algorithm carries the check in its first message.
   template <typename Body>
-  void run_collective(CallDescriptor call, Body&& body);
+  void run_collective(CallDescriptor call, bool carries_check, Body&& body);
   template <typename Work>
   void serialized(Work&& work);
   ProgressEngine& engine() {
@@ -347,12 +349,12 @@ void Comm::Impl::run_allreduce(const AllreduceArgs& args, const std::string& alg
                  " with " + std::string(info->name) +
                  (algorithm.empty() && config.algorithm == "auto" ? " (auto)" : ""));
   }
-  run_collective(CallDescriptor::make(0, args, info->name, tag),
+  run_collective(CallDescriptor::make(0, args, info->name, tag), info->carries_call_check,
                  [&](const CollectiveContext& collective) { info->run(collective, args); });
 }
 
 template <typename Body>
-void Comm::Impl::run_collective(CallDescriptor call, Body&& body) {
+void Comm::Impl::run_collective(CallDescriptor call, bool carries_check, Body&& body) {
   if (!broken.empty()) {
     throw Error(Status::InvalidUsage,
                 where() + "communicator unusable after an earlier error: " + broken);
@@ -360,16 +362,20 @@ void Comm::Impl::run_collective(CallDescriptor call, Body&& body) {
   call.sequence = ++sequence;
   try {
     transport.check_interrupt();
-    if (config.check_arguments && world.size() > 1) {
-      check_same_call(transport, world, TagSpace(call.sequence, 15, context), call);
+    std::optional<NeighbourCheck> check;
+    if (config.tuning.check_arguments && world.size() > 1) {
+      check.emplace(transport, pool, world, TagSpace(call.sequence, 15, context), call);
+      if (!carries_check) check->complete();  // a round of its own, before the collective
     }
     const CollectiveContext on_world{transport,
                                      pool,
                                      world,
                                      family->rank_map.node_of_rank,
                                      TagSpace(call.sequence, 0, context),
-                                     config.tuning};
+                                     config.tuning,
+                                     carries_check && check ? &*check : nullptr};
     body(on_world);
+    if (check) check->complete();
   } catch (const Error& error) {
     transport.mark_failed();
     broken = call.describe() + ": " + error.what();
@@ -466,17 +472,18 @@ void Comm::recv(void* data, std::size_t bytes, int peer, std::uint32_t tag) {
 
 // Over the transport, not the bootstrap store: waiting in the store would stop this rank from
 // progressing UCX, and a peer still completing a rendezvous send to it would wait forever.
-// Its own kind in the call descriptor: a one-byte all-reduce on another rank is a mismatch.
+// Its own kind in the call descriptor (a one-byte all-reduce on another rank is a mismatch), run by
+// direct: one step, the argument check carried in it.
 void Comm::barrier() {
   Impl& impl = *impl_;
   impl.serialized([&impl] {
     std::uint8_t token = 0;
     const AllreduceArgs args = describe_buffers(&token, &token, 1, DataType::Uint8, ReduceOp::Max);
+    const AlgorithmInfo& direct = *find_algorithm("direct");
     impl.run_collective(
-        CallDescriptor::of(CollectiveKind::Barrier, 0, DataType::Uint8, -1, -1, "ring"),
-        [&](const CollectiveContext& collective) {
-          find_algorithm("ring")->run(collective, args);
-        });
+        CallDescriptor::of(CollectiveKind::Barrier, 0, DataType::Uint8, -1, -1, direct.name),
+        direct.carries_call_check,
+        [&](const CollectiveContext& collective) { direct.run(collective, args); });
   });
 }
 
@@ -490,7 +497,7 @@ void Comm::broadcast(const void* send, void* recv, std::size_t count, DataType t
   require_host(impl.where(), recv, "broadcast");
   impl.serialized([&] {
     impl.run_collective(
-        CallDescriptor::of(CollectiveKind::Broadcast, count, type, -1, root, "chain"),
+        CallDescriptor::of(CollectiveKind::Broadcast, count, type, -1, root, "chain"), false,
         [&](const CollectiveContext& collective) {
           if (rank() == root && send != recv && count > 0) {
             std::memcpy(recv, send, count * dtype_size(type));
@@ -512,7 +519,7 @@ void Comm::reduce(const void* send, void* recv, std::size_t count, DataType type
   if (rank() == root) check_buffer(impl.where(), "reduce", recv, count);
   impl.serialized([&] {
     impl.run_collective(
-        CallDescriptor::of(CollectiveKind::Reduce, count, type, int(op), root, "chain"),
+        CallDescriptor::of(CollectiveKind::Reduce, count, type, int(op), root, "chain"), false,
         [&](const CollectiveContext& collective) {
           chain_reduce(collective, send, recv, count, type, op, root);
         });
@@ -529,7 +536,7 @@ void Comm::allgather(const void* send, void* recv, std::size_t count, DataType t
   require_host(impl.where(), recv, "allgather");
   impl.serialized([&] {
     impl.run_collective(CallDescriptor::of(CollectiveKind::AllGather, count, type, -1, -1, "ring"),
-                        [&](const CollectiveContext& collective) {
+                        false, [&](const CollectiveContext& collective) {
                           ring_allgather(collective, send, recv, count, type);
                         });
   });
@@ -547,7 +554,7 @@ void Comm::reduce_scatter(const void* send, void* recv, std::size_t count, DataT
   require_host(impl.where(), recv, "reduce_scatter");
   impl.serialized([&] {
     impl.run_collective(
-        CallDescriptor::of(CollectiveKind::ReduceScatter, count, type, int(op), -1, "ring"),
+        CallDescriptor::of(CollectiveKind::ReduceScatter, count, type, int(op), -1, "ring"), false,
         [&](const CollectiveContext& collective) {
           ring_reduce_scatter_to(collective, send, recv, count, type, op);
         });
@@ -567,7 +574,7 @@ std::unique_ptr<Comm> Comm::split(int color, int key) {
   impl.serialized([&] {
     impl.run_collective(
         CallDescriptor::of(CollectiveKind::Split, sizeof mine, DataType::Uint8, -1, -1, "ring"),
-        [&](const CollectiveContext& collective) {
+        false, [&](const CollectiveContext& collective) {
           ring_allgather(collective, &mine, all.data(), sizeof mine, DataType::Uint8);
         });
   });

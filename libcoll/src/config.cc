@@ -11,7 +11,9 @@ Config Config::from_environment() {
   if (auto value = env_seconds("COLL_TIMEOUT")) config.timeout_s = *value;
   if (auto value = env_string("COLL_ALGO")) config.algorithm = *value;
   if (auto value = env_integer("COLL_NODE", 0, 1 << 20)) config.node = static_cast<int>(*value);
-  if (auto value = env_integer("COLL_CHECK_ARGS", 0, 1)) config.check_arguments = *value == 1;
+  if (auto value = env_integer("COLL_CHECK_ARGS", 0, 1)) {
+    config.tuning.check_arguments = *value == 1;
+  }
   if (auto value = env_integer("COLL_SEGMENT_BYTES", 64, 1LL << 30, true)) {
     config.tuning.segment_bytes = static_cast<std::size_t>(*value);
   }

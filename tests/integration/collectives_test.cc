@@ -72,4 +72,19 @@ TEST(CollectiveArguments, RanksCallingDifferentCollectivesOrRootsFailNamingBoth)
   EXPECT_NE(root.output.find("passed different arguments"), std::string::npos) << root.output;
 }
 
+// The direct all-reduce carries the check in its data message: a rank running it among ranks
+// that broadcast still compares descriptors with both neighbours instead of waiting for data.
+TEST(CollectiveArguments, CarriedCheckMeetsACheckOfItsOwn) {
+  const auto result =
+      run_command("COLL_TIMEOUT=20 " + collrun("--ranks-per-node 3", "mismatch allreduce"), 60);
+  EXPECT_NE(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("allreduce #1 of 64 x float32 sum (direct)"), std::string::npos)
+      << result.output;
+  EXPECT_NE(result.output.find("broadcast #1 of 64 x float32 with root 0"), std::string::npos)
+      << result.output;
+  EXPECT_NE(result.output.find("the ranks issued their collectives in different orders"),
+            std::string::npos)
+      << result.output;
+}
+
 }  // namespace

@@ -1,7 +1,8 @@
-// The double binary tree and Rabenseifner (halving-doubling) all-reduces over real rank
-// processes: bit-exact for every dtype and op, in and out of place, for 1-9 ranks (odd counts,
-// non powers of two), counts 0, 1, ranks-1, 7 and a multi-segment one, inside one node, across
-// emulated nodes (TCP) and over uneven nodes.
+// The double binary tree, Rabenseifner (halving-doubling) and direct all-reduces over real rank
+// processes (direct with the argument check carried in its first message, or, for the
+// multi-segment count, as a round of its own): bit-exact for every dtype and op, in and out of
+// place, for 1-9 ranks (odd counts, non powers of two), counts 0, 1, ranks-1, 7 and a multi-segment
+// one, inside one node, across emulated nodes (TCP) and over uneven nodes.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -56,7 +57,7 @@ TEST_P(TreeHalvingDoubling, BitExactForEveryTypeOpAndCount) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, TreeHalvingDoubling,
-                         ::testing::Combine(::testing::Values("tree", "halving_doubling"),
+                         ::testing::Combine(::testing::Values("tree", "halving_doubling", "direct"),
                                             ::testing::ValuesIn(shapes())),
                          [](const auto& test) {
                            return std::get<0>(test.param) + "_" + std::get<1>(test.param).name;

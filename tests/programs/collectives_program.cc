@@ -3,7 +3,8 @@
 //   check COUNT...   every collective, dtype and op, in and out of place, every root, bit-exact
 //   split            sub-communicators by color and key, used alone and between parent calls
 //   abort            rank 0 aborts from a second thread while waiting for rank 1, who is late
-//   mismatch KIND    rank 1 calls a different collective (kind) or root (root) than the others
+//   mismatch KIND    rank 1 calls a different collective (kind), root (root), or a direct
+//                    all-reduce, which carries the check in its data (allreduce), than the others
 #include <unistd.h>
 
 #include <chrono>
@@ -225,6 +226,8 @@ int main(int argc, char** argv) {
       std::vector<float> data(64 * static_cast<std::size_t>(comm->size()), 1.0f);
       if (comm->rank() == 1 && args.at(1) == "kind") {
         comm->allgather(data.data(), data.data(), 64, DataType::Float32);
+      } else if (comm->rank() == 1 && args.at(1) == "allreduce") {
+        comm->allreduce(data.data(), data.data(), 64, DataType::Float32, ReduceOp::Sum, "direct");
       } else {
         const int root = comm->rank() == 1 && args.at(1) == "root" ? 1 : 0;
         comm->broadcast(data.data(), data.data(), 64, DataType::Float32, root);

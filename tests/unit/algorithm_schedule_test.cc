@@ -1,6 +1,6 @@
 // The algorithms' schedules as pure functions, without processes: ring steps, the double binary
 // tree's shape, halving-doubling's pairs, the parameter server's shard owners, hierarchical's
-// rails.
+// rails, direct's shifts.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,6 +8,7 @@
 #include <set>
 #include <vector>
 
+#include "algorithms/direct_schedule.hpp"
 #include "algorithms/halving_doubling_schedule.hpp"
 #include "algorithms/hierarchical_schedule.hpp"
 #include "algorithms/parameter_server_schedule.hpp"
@@ -38,6 +39,32 @@ TEST(RingSchedule, EachRankReducesEveryOtherBlockOnceAndGathersTheRest) {
       // The all-gather starts by sending the block this rank completed.
       EXPECT_EQ(ring.send_block(n - 1), ring_block_of(me, n));
     }
+  }
+}
+
+TEST(DirectSchedule, EveryOrderedPairOnceAndTheFirstMessageGoesToTheNextMember) {
+  for (int n = 1; n <= 9; ++n) {
+    const DirectSchedule direct(n);
+    ASSERT_EQ(direct.shifts(), n - 1);
+    std::set<std::pair<int, int>> sent, received;
+    for (int member = 0; member < n; ++member) {
+      if (n > 1) {
+        // The argument check's neighbours: the carried message is each member's first.
+        EXPECT_EQ(direct.destination(member, 0), (member + 1) % n) << n;
+        EXPECT_EQ(direct.source(member, 0), (member + n - 1) % n) << n;
+      }
+      for (int shift = 0; shift < direct.shifts(); ++shift) {
+        const int to = direct.destination(member, shift);
+        const int from = direct.source(member, shift);
+        EXPECT_NE(to, member);
+        EXPECT_TRUE(sent.emplace(member, to).second) << n << " " << member << " " << shift;
+        EXPECT_TRUE(received.emplace(from, member).second) << n << " " << member << " " << shift;
+        // Whoever this member receives from in a shift sends to it in the same shift.
+        EXPECT_EQ(direct.destination(from, shift), member) << n << " " << member << " " << shift;
+      }
+    }
+    EXPECT_EQ(sent.size(), std::size_t(n) * std::size_t(n - 1));
+    EXPECT_EQ(sent, received);
   }
 }
 

@@ -14,9 +14,8 @@ struct Config {
   std::string algorithm = "auto";  // COLL_ALGO: a registered name, or the cost model's pick
   std::string transport = "ucx";   // COLL_TRANSPORT: a registered transport (ucx, inproc)
   std::optional<int> node;         // COLL_NODE: node id override (one machine, several nodes)
-  bool check_arguments = true;     // COLL_CHECK_ARGS: ranks compare (count, type, op, algorithm)
   Tuning tuning;  // COLL_SEGMENT_BYTES, COLL_WINDOW, COLL_PS_SERVERS, COLL_PS_DEDICATED,
-                  // COLL_HIER_INTRA, COLL_HIER_INTER
+                  // COLL_HIER_INTRA, COLL_HIER_INTER, COLL_CHECK_ARGS
 
   // Throws InvalidArgument naming a malformed variable (COLL_DEBUG included).
   static Config from_environment();

@@ -14,6 +14,9 @@ struct Tuning {
   bool ps_dedicated = false;        // COLL_PS_DEDICATED: servers are the last ranks, not spread
   std::string hier_intra = "ring";  // COLL_HIER_INTRA: hierarchical's intra-node algorithm
   std::string hier_inter = "ring";  // COLL_HIER_INTER: hierarchical's inter-node all-reduce
+  // COLL_CHECK_ARGS: ranks compare their calls before each collective, a round of messages the
+  // cost model adds to algorithms that do not carry the check in their own first message.
+  bool check_arguments = true;
 };
 
 }  // namespace coll

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,25 @@ class TagSpace {
   unsigned context_;
 };
 
+// The argument check (COLL_CHECK_ARGS) handed to an algorithm that carries it in its own first
+// message to the next rank of the group (AlgorithmInfo::carries_call_check) instead of paying a
+// round of its own: that message starts with this rank's call descriptor, and the one from the
+// previous rank is compared before its data is used. Implemented by the communicator.
+class CallCheck {
+ public:
+  // The most data a check message carries after the descriptor.
+  static constexpr std::size_t kMaxCarriedBytes = 64 << 10;
+
+  virtual ~CallCheck() = default;
+  // Sends this rank's descriptor followed by `bytes` (at most kMaxCarriedBytes) of `data` to the
+  // next rank of the group. Once per collective.
+  virtual void send(const void* data, std::size_t bytes) = 0;
+  // Waits for the previous rank's message and throws InvalidUsage, naming both calls, when its
+  // call differs from this one; returns the data that followed its descriptor (valid until the
+  // collective ends). Once per collective.
+  virtual std::span<const std::byte> receive() = 0;
+};
+
 struct CollectiveContext {
   Transport& transport;
   BufferPool& pool;
@@ -79,8 +99,12 @@ struct CollectiveContext {
   const std::vector<int>& node_of_rank;  // indexed by global rank (see Comm::node_of_rank)
   TagSpace tags;
   Tuning tuning;
+  // Set only for an algorithm that carries the argument check, when the check is on; what the
+  // algorithm leaves unsent or unreceived of it the communicator completes after it returns.
+  CallCheck* call_check = nullptr;
 
-  // The same collective over a sub-group, in its own tag stage (how algorithms compose).
+  // The same collective over a sub-group, in its own tag stage (how algorithms compose); the
+  // argument check stays with the whole collective.
   CollectiveContext on(const Group& sub_group, unsigned stage) const {
     return {transport, pool, sub_group, node_of_rank, tags.with_stage(stage), tuning};
   }

@@ -45,6 +45,9 @@ struct AlgorithmInfo {
   // Whether it accepts buffers in device memory (AllreduceArgs' memory types); host-only
   // algorithms are refused device buffers with a clear error instead of crashing on them.
   bool device_memory = false;
+  // Whether it carries the argument check in its first message (CollectiveContext::call_check)
+  // instead of the separate round before it, which the cost model then does not add.
+  bool carries_call_check = false;
 };
 
 // Sorted by `order`, including ones not available in this process. Complete once static

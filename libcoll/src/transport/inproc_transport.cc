@@ -87,6 +87,13 @@ class InprocTransport final : public Transport, private Waiter::Hooks {
   }
 
   Request recv(int peer, Tag tag, void* data, std::size_t bytes) override {
+    return post_receive(peer, tag, data, bytes, false);
+  }
+  Request recv_up_to(int peer, Tag tag, void* data, std::size_t capacity) override {
+    return post_receive(peer, tag, data, capacity, true);
+  }
+
+  Request post_receive(int peer, Tag tag, void* data, std::size_t bytes, bool up_to) {
     check_link(peer);
     InprocWorld::Mailbox& mine = mailboxes_[rank_];
     std::lock_guard lock(mine.mutex);
@@ -96,14 +103,15 @@ class InprocTransport final : public Transport, private Waiter::Hooks {
       auto* receive = new PostedReceive{data, bytes};
       mine.posted[key].push_back(receive);
       outstanding_.insert(receive);
-      return Request{receive, peer, false, bytes, false};
+      return Request{receive, peer, false, bytes, false, up_to};
     }
     const std::vector<std::byte> message = std::move(arrived->second.front());
     arrived->second.pop_front();
     if (arrived->second.empty()) mine.unexpected.erase(arrived);
-    if (message.size() != bytes) waiter_.size_mismatch(peer, bytes);
-    if (bytes > 0) std::memcpy(data, message.data(), bytes);
-    return Request{nullptr, peer, false, bytes, true};
+    Request request{nullptr, peer, false, bytes, true, up_to};
+    waiter_.complete_receive(request, message.size());
+    if (!message.empty()) std::memcpy(data, message.data(), message.size());
+    return request;
   }
 
   bool progress() override { return false; }  // senders deliver as they post
@@ -120,7 +128,7 @@ class InprocTransport final : public Transport, private Waiter::Hooks {
     delete receive;
     request.handle = nullptr;
     request.done = true;
-    if (received != request.bytes) waiter_.size_mismatch(request.peer, request.bytes);
+    waiter_.complete_receive(request, received);
     return true;
   }
 

@@ -25,14 +25,17 @@ class Transport {
     void* handle = nullptr;  // backend's in-flight operation; null once complete
     int peer = -1;
     bool is_send = false;
-    std::size_t bytes = 0;
+    std::size_t bytes = 0;  // a receive_up_to's capacity until complete, then what arrived
     bool done = false;
+    bool up_to = false;  // a shorter message is no error (receive_up_to)
   };
 
   virtual ~Transport() = default;
 
   virtual Request send(int peer, Tag tag, const void* data, std::size_t bytes) = 0;
   virtual Request recv(int peer, Tag tag, void* data, std::size_t bytes) = 0;
+  // A message of at most `capacity` bytes; once complete, the request's `bytes` is its length.
+  virtual Request recv_up_to(int peer, Tag tag, void* data, std::size_t capacity) = 0;
 
   // Drives communication once; true when it made progress.
   virtual bool progress() = 0;

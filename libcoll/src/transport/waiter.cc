@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 
 #include "bootstrap/bootstrap.hpp"
 #include "bootstrap/wait_record.hpp"
@@ -16,13 +17,18 @@
 namespace coll {
 namespace {
 
-// How long to keep polling without progress before sleeping: long enough to catch a reply that
-// is microseconds away; when ranks outnumber cores, only a few yielding polls, so that the rank
-// that has work gets the core.
-constexpr double kIdleSpinSeconds = 1e-3;
-constexpr int kOversubscribedSpins = 16;
+// How long to keep polling without progress before sleeping. A sleeping rank is woken by its
+// event fd or, at the latest, after kMaxSleepMs; polling must outlast that many times over, or
+// two ranks that once fell asleep (a peer descheduled for a moment on a busy machine) keep
+// waking each other by timer and every small collective costs milliseconds. When ranks
+// outnumber cores, only a few yielding polls: the rank that has work needs the core more.
+constexpr double kIdleSpinSeconds = 20e-3;
+constexpr unsigned kOversubscribedPolls = 16;
 constexpr int kMaxSleepMs = 2;
 constexpr double kReportWaitSeconds = 1;
+// Polls between clock reads while idle: on this class of VM a clock read costs more than a poll
+// (it was half of a waiting rank's profile), and every poll skipped delays seeing the message.
+constexpr unsigned kPollsPerClockRead = 32;
 
 std::string seconds_text(double seconds) {  // "60", "0.2"
   char text[32];
@@ -82,13 +88,16 @@ void Waiter::wait_all(std::span<Transport::Request> requests) {
 }
 
 void Waiter::wait_until_complete(std::span<Transport::Request> requests) {
-  Deadline deadline(timeout_s_);
-  int idle = 0;
+  // Started at the first idle poll that reads the clock, dropped when a request completes: the
+  // COLL_TIMEOUT clock restarts then, and a wait that completes while polling reads no clock.
+  std::optional<Deadline> deadline;
+  double waiting_since = 0;  // when the deadline started: the last progress seen
+  unsigned idle = 0;
   double idle_since = 0;
-  double progressed_at = now_seconds();
   std::string published;  // the wait record this wait published, if any
   std::size_t first_pending = 0;
   std::size_t completed_before = 0;
+  const bool spin = !hooks_.wakes_on_delivery();
   while (true) {
     transport_.progress();
     while (first_pending < requests.size() && transport_.test(requests[first_pending])) {
@@ -108,12 +117,20 @@ void Waiter::wait_until_complete(std::span<Transport::Request> requests) {
     // timeout off.
     if (completed != completed_before) {
       completed_before = completed;
-      deadline.extend();
-      progressed_at = now_seconds();
+      deadline.reset();
       idle = 0;
       continue;
     }
-    if (deadline.expired()) {
+    ++idle;
+    if (spin && (oversubscribed_ ? idle < kOversubscribedPolls : idle % kPollsPerClockRead != 0)) {
+      if (oversubscribed_) sched_yield();
+      continue;
+    }
+    if (!deadline) {
+      deadline.emplace(timeout_s_);
+      waiting_since = now_seconds();
+    }
+    if (deadline->expired()) {
       const Transport::Request& stuck = requests[first_pending];
       check_abort();
       hooks_.check_link(stuck.peer);
@@ -123,16 +140,13 @@ void Waiter::wait_until_complete(std::span<Transport::Request> requests) {
                       seconds_text(timeout_s_) + " s (COLL_TIMEOUT): rank " +
                       std::to_string(stuck.peer) + " is dead, stuck, or in a different collective");
     }
-    if (idle++ == 0) idle_since = now_seconds();
-    if (!hooks_.wakes_on_delivery() &&
-        (oversubscribed_ ? idle < kOversubscribedSpins
-                         : now_seconds() - idle_since < kIdleSpinSeconds)) {
-      if (oversubscribed_) sched_yield();
-      continue;
+    if (spin && !oversubscribed_) {
+      if (idle == kPollsPerClockRead) idle_since = now_seconds();
+      if (now_seconds() - idle_since < kIdleSpinSeconds) continue;
     }
     idle = 0;
     check_abort();
-    if (bootstrap_ != nullptr && now_seconds() - progressed_at > report_wait_after_s_) {
+    if (bootstrap_ != nullptr && now_seconds() - waiting_since > report_wait_after_s_) {
       const Transport::Request& stuck = requests[first_pending];
       const std::string record = wait_record(stuck.peer, stuck.is_send);
       if (record != published) bootstrap_->publish_wait(published = record);
@@ -140,20 +154,31 @@ void Waiter::wait_until_complete(std::span<Transport::Request> requests) {
     for (std::size_t i = first_pending; i < requests.size(); ++i) {
       if (!requests[i].done) hooks_.check_link(requests[i].peer);
     }
-    const double remaining_ms = std::max(0.0, deadline.remaining() * 1000);
+    const double remaining_ms = std::max(0.0, deadline->remaining() * 1000);
     hooks_.sleep_until_event(
         bootstrap_ ? bootstrap_->abort_fd() : -1,
         static_cast<int>(std::min<double>(kMaxSleepMs, std::ceil(remaining_ms))));
   }
 }
 
+std::string size_mismatch_reason(int peer, int me, std::size_t expected_bytes) {
+  return "rank " + std::to_string(peer) + " sent a message of a different size than the " +
+         std::to_string(expected_bytes) + " bytes " +
+         (me >= 0 ? "rank " + std::to_string(me) : std::string("this rank")) +
+         " expected: the ranks called the collective with different arguments";
+}
+
 void Waiter::size_mismatch(int peer, std::size_t expected_bytes) {
-  const std::string reason =
-      "rank " + std::to_string(peer) + " sent a message of a different size than the " +
-      std::to_string(expected_bytes) + " bytes " +
-      (bootstrap_ ? "rank " + std::to_string(bootstrap_->rank()) : std::string("this rank")) +
-      " expected: the ranks called the collective with different arguments";
-  throw Error(Status::InvalidUsage, fail_job(reason));
+  throw Error(Status::InvalidUsage,
+              fail_job(size_mismatch_reason(peer, bootstrap_ ? bootstrap_->rank() : -1,
+                                            expected_bytes)));
+}
+
+void Waiter::complete_receive(Transport::Request& request, std::size_t received) {
+  if (request.up_to ? received > request.bytes : received != request.bytes) {
+    size_mismatch(request.peer, request.bytes);
+  }
+  request.bytes = received;
 }
 
 }  // namespace coll

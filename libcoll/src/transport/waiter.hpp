@@ -48,6 +48,9 @@ class Waiter {
   // A message whose size differs from the receive posted for it: the ranks called the
   // collective with different arguments. Fails the job (fail_job) and throws InvalidUsage.
   [[noreturn]] void size_mismatch(int peer, std::size_t expected_bytes);
+  // A receive completed with `received` bytes: another length than an exact receive's is a
+  // size_mismatch; a receive_up_to's request keeps the length in `bytes`.
+  void complete_receive(Transport::Request& request, std::size_t received);
 
  private:
   void wait_until_complete(std::span<Transport::Request> requests);
@@ -61,5 +64,9 @@ class Waiter {
   double report_wait_after_s_;
   bool oversubscribed_;
 };
+
+// "rank <peer> sent a message of a different size than the <expected> bytes rank <me> expected:
+// ..." (me < 0: "this rank").
+std::string size_mismatch_reason(int peer, int me, std::size_t expected_bytes);
 
 }  // namespace coll

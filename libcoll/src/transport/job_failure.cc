@@ -1,4 +1,4 @@
-#include "job_failure.hpp"
+#include "transport/job_failure.hpp"
 
 #include "coll/error.hpp"
 
