@@ -10,6 +10,7 @@
 #include "coll/clock.hpp"
 #include "coll/env.hpp"
 #include "coll/error.hpp"
+#include "transport/cross_memory.hpp"
 #include "transport/transport_registry.hpp"
 #include "transport/ucx_worker.hpp"
 #include "transport/waiter.hpp"
@@ -52,6 +53,7 @@ class UcxTransport final : public Transport, private Waiter::Hooks {
   bool progress() override;
   bool test(Request& request) override;
   void wait_all(std::span<Request> requests) override { waiter_.wait_all(requests); }
+  PeerMemory* peer_memory() override { return peer_memory_.get(); }
   const char* describe() const override { return description_.c_str(); }
 
  private:
@@ -67,7 +69,8 @@ class UcxTransport final : public Transport, private Waiter::Hooks {
   std::unique_ptr<UcxWorker> local_;
   std::unique_ptr<UcxWorker> net_;
   std::vector<std::unique_ptr<PeerLink>> links_;
-  std::unordered_set<void*> in_flight_;  // requests posted and not yet completed
+  std::unordered_set<void*> in_flight_;       // requests posted and not yet completed
+  std::unique_ptr<CrossMemory> peer_memory_;  // ranks of this node read each other's buffers
   std::string description_;
 };
 
@@ -108,10 +111,17 @@ UcxTransport::UcxTransport(Bootstrap& bootstrap, const std::vector<int>& node_of
               "ucp_ep_create to rank " + std::to_string(peer));
     links_[static_cast<std::size_t>(peer)] = std::move(link_ptr);
   }
+  peer_memory_ = CrossMemory::connect(bootstrap, node_of_rank);
   description_ = "ucx: " + std::to_string(local_peers) + " peer(s) over " + options.local_tls;
   if (any_remote) {
     description_ += ", " + std::to_string(size - 1 - local_peers) + " over " + options.net_tls +
                     "(" + options.net_devices + ")";
+  }
+  int readable = 0;
+  for (int peer = 0; peer < size; ++peer)
+    readable += peer != me && peer_memory_->connects(me, peer);
+  if (readable > 0) {
+    description_ += "; cross-memory reads from " + std::to_string(readable) + " peer(s)";
   }
 }
 
