@@ -36,6 +36,9 @@ MODELS = {"alexnet": "alexnet_bvlc_caffe", "googlenet": "googlenet_bvlc_caffe",
 MIB = 1 << 20
 
 
+BEFORE_LIB = ""  # --before-lib: a libcoll build to compare against (e.g. main's)
+
+
 def run(command, env=None):
     full_env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     full_env.update(env or {})
@@ -45,12 +48,14 @@ def run(command, env=None):
     return done.stdout
 
 
-def collbench_sweep(args, nbytes, algorithm, iters):
+def collbench_sweep(args, nbytes, algorithm, iters, library=""):
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
         command = ["build/bench/collbench"] + args + [
             "-b", str(nbytes), "-e", str(nbytes), "-n", str(iters), "-w", "3", "--algo",
             algorithm, "--json", out.name]
-        run(command)
+        run(command, {"LD_LIBRARY_PATH": library} if library else None)
+        if library:
+            command = ["LD_LIBRARY_PATH=" + library] + command
         result = json.load(open(out.name))["results"][0]
     assert result["out_of_place"]["wrong"] == 0
     return " ".join(command), result["out_of_place"]["time_us"]
@@ -69,7 +74,7 @@ def memory_bound(ranks, nbytes):
     return " ".join(command), json.loads(run(command))["allreduce_bound_ms"] * 1e3
 
 
-def collbench_replay(model, fusion, iters):
+def collbench_replay(model, fusion, iters, library=""):
     """Communication of one iteration: per tensor (blocking, collbench's model replay) or the
     iteration replay's fused buckets with backward shrunk to nothing (no overlap)."""
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
@@ -77,8 +82,10 @@ def collbench_replay(model, fusion, iters):
                    str(iters), "-w", "2", "--json", out.name]
         if fusion:
             command += ["--fusion", fusion, "--compute-scale", "0.0001"]
-        run(command)
+        run(command, {"LD_LIBRARY_PATH": library} if library else None)
         data = json.load(open(out.name))
+        if library:
+            command = ["LD_LIBRARY_PATH=" + library] + command
     if fusion:
         return " ".join(command), data["iteration_ms"] * 1e3
     return " ".join(command), data["median_ms"] * 1e3
@@ -103,6 +110,10 @@ def contenders(case):
                         lambda s=size, r=ranks: collbench_sweep(["-g", str(r)], s, "auto", 10)))
             out.append((point, "libcoll ring",
                         lambda s=size, r=ranks: collbench_sweep(["-g", str(r)], s, "ring", 10)))
+            if BEFORE_LIB:
+                out.append((point, "libcoll before, auto",
+                            lambda s=size, r=ranks: collbench_sweep(["-g", str(r)], s, "auto", 10,
+                                                                    BEFORE_LIB)))
             for path in ("mpi_ob1", "mpi_ucx"):
                 out.append((point, path, lambda p=path, s=size, r=ranks: mpi_sweep(p, r, s, 10)))
             out.append((point, "memory bound", lambda s=size, r=ranks: memory_bound(r, s)))
@@ -110,6 +121,9 @@ def contenders(case):
         point = "tcp4 64 MiB"
         out.append((point, "libcoll auto",
                     lambda: collbench_sweep(["--nodes", "4"], 64 * MIB, "auto", 5)))
+        if BEFORE_LIB:
+            out.append((point, "libcoll before, auto",
+                        lambda: collbench_sweep(["--nodes", "4"], 64 * MIB, "auto", 5, BEFORE_LIB)))
         out.append((point, "mpi_tcp", lambda: mpi_sweep("mpi_tcp", 4, 64 * MIB, 5)))
     elif case == "replay":
         for model in MODELS:
@@ -120,6 +134,10 @@ def contenders(case):
                         lambda m=model: collbench_replay(m, "auto", 5)))
             out.append((point, "libcoll fusion mgwfbp",
                         lambda m=model: collbench_replay(m, "mgwfbp", 5)))
+            if BEFORE_LIB:
+                for fusion in (None, "auto", "mgwfbp"):
+                    out.append((point, "libcoll before, " + (fusion or "per tensor"),
+                                lambda m=model, f=fusion: collbench_replay(m, f, 5, BEFORE_LIB)))
             for path in ("mpi_ob1", "mpi_ucx"):
                 out.append((point, path + " (per tensor, fused)",
                             lambda p=path, m=model: mpi_replay(p, m, 5)))
@@ -132,8 +150,12 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--out", default="")
+    parser.add_argument("--before-lib", default="",
+                        help="folder of another libcoll.so, run as 'libcoll before'")
     parser.add_argument("cases", nargs="+")
     options = parser.parse_args()
+    global BEFORE_LIB
+    BEFORE_LIB = options.before_lib
     runs = [c for case in options.cases for c in contenders(case)]
     samples = {}
     commands = {}
@@ -159,6 +181,7 @@ def main():
         for name, value in medians.items():
             print("  %-28s %12.1f us" % (name, value))
     result = {"date": datetime.datetime.utcnow().isoformat() + "Z", "repeats": options.repeats,
+              "argv": sys.argv, "before_lib": BEFORE_LIB,
               "load_average_1min_per_repeat": loads, "cpus": os.cpu_count(),
               "commands": {"%s | %s" % key: command for key, command in commands.items()},
               "table": table}
