@@ -160,11 +160,19 @@ void direct_allreduce(const CollectiveContext& context, const AllreduceArgs& arg
 }
 
 std::optional<model::Prediction> direct_cost(const model::CostParams& params,
-                                             const model::Shape& shape, double m, const Tuning&) {
-  model::Prediction out{"direct"};
+                                             const model::Shape& shape, double m,
+                                             const Tuning& tuning) {
   const int p = shape.ranks;
+  if (shape.nodes > 1) {  // runs as ring: priced as ring
+    auto as_ring = find_algorithm("ring")->cost(params, shape, m, tuning);
+    if (as_ring) {
+      as_ring->algorithm = "direct";
+      as_ring->detail = "runs ring across nodes: " + as_ring->detail;
+    }
+    return as_ring;
+  }
+  model::Prediction out{"direct"};
   if (p < 2) return out;
-  if (shape.nodes > 1) return std::nullopt;  // runs as ring: priced as ring
   const double peers_share = (p - 1.0) / p * m;
   out.latency_s = 3.0 * (p - 1) * params.intra.alpha_s;
   out.bandwidth_s = 2.0 * peers_share * params.intra.beta_s_per_byte;
