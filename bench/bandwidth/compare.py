@@ -146,6 +146,25 @@ def contenders(case):
     return out
 
 
+def summarize(options, samples, commands, loads, show):
+    table = []
+    for point, by_name in samples.items():
+        medians = {name: statistics.median(values) for name, values in by_name.items()}
+        table.append({"point": point, "median_us": medians, "samples_us": by_name})
+        if show:
+            print("\n%s" % point)
+            for name, value in medians.items():
+                print("  %-28s %12.1f us" % (name, value))
+    result = {"date": datetime.datetime.utcnow().isoformat() + "Z", "repeats": len(loads),
+              "argv": sys.argv, "before_lib": BEFORE_LIB,
+              "load_average_1min_per_repeat": loads, "cpus": os.cpu_count(),
+              "commands": {"%s | %s" % key: command for key, command in commands.items()},
+              "table": table}
+    if options.out:
+        with open(options.out, "w") as out:
+            json.dump(result, out, indent=1)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeats", type=int, default=3)
@@ -173,21 +192,7 @@ def main():
             print("repeat %d  %-22s %-28s %s" % (repeat, point, name,
                                                  ", ".join("%.1f us" % v for v in values)),
                   flush=True)
-    table = []
-    for point, by_name in samples.items():
-        medians = {name: statistics.median(values) for name, values in by_name.items()}
-        table.append({"point": point, "median_us": medians, "samples_us": by_name})
-        print("\n%s" % point)
-        for name, value in medians.items():
-            print("  %-28s %12.1f us" % (name, value))
-    result = {"date": datetime.datetime.utcnow().isoformat() + "Z", "repeats": options.repeats,
-              "argv": sys.argv, "before_lib": BEFORE_LIB,
-              "load_average_1min_per_repeat": loads, "cpus": os.cpu_count(),
-              "commands": {"%s | %s" % key: command for key, command in commands.items()},
-              "table": table}
-    if options.out:
-        with open(options.out, "w") as out:
-            json.dump(result, out, indent=1)
+        summarize(options, samples, commands, loads, repeat + 1 == options.repeats)
 
 
 if __name__ == "__main__":
