@@ -24,7 +24,7 @@ using coll::ReduceOp;
 struct Shape {
   std::string algorithm;
   int ranks;
-  bool one_node;  // all ranks on one node (where direct reads each other's memory)
+  bool one_node;  // all ranks on one node (where peer_read reads each other's memory)
 };
 
 void PrintTo(const Shape& shape, std::ostream* out) {

@@ -1,4 +1,4 @@
-// The direct all-reduce over real rank processes: ranks of one node read each other's buffers by
+// The peer_read all-reduce over real rank processes: ranks of one node read each other's buffers by
 // cross-memory attach (the transport says so), bit-exact for every dtype and op, in and out of
 // place; across emulated nodes, or with COLL_PEER_MEMORY=0, it runs ring and stays exact.
 #include <gtest/gtest.h>
@@ -16,7 +16,7 @@ coll::testing::CommandResult check_direct(const std::string& environment, int no
   return run_command(environment + " COLL_DEBUG=INFO " + COLLRUN_PATH + " --nodes " +
                          std::to_string(nodes) + " --ranks-per-node " +
                          std::to_string(ranks_per_node) + " " + RANK_PROGRAM_PATH +
-                         " check direct " + counts,
+                         " check peer_read " + counts,
                      300);
 }
 
@@ -24,21 +24,21 @@ bool says(const coll::testing::CommandResult& result, const std::string& part) {
   return result.output.find(part) != std::string::npos;
 }
 
-TEST(DirectAllreduce, ThreeRanksOfOneNodeReadEachOther) {
+TEST(PeerReadAllreduce, ThreeRanksOfOneNodeReadEachOther) {
   const auto result = check_direct("", 1, 3);
   EXPECT_EQ(result.exit_code, 0) << result.output;
   EXPECT_TRUE(says(result, "wrong 0")) << result.output;
   EXPECT_TRUE(says(result, "cross-memory reads from 2 peer(s)")) << result.output;
 }
 
-TEST(DirectAllreduce, WithoutPeerMemoryRunsRingExactly) {
+TEST(PeerReadAllreduce, WithoutPeerMemoryRunsRingExactly) {
   const auto result = check_direct("COLL_PEER_MEMORY=0", 1, 2);
   EXPECT_EQ(result.exit_code, 0) << result.output;
   EXPECT_TRUE(says(result, "wrong 0")) << result.output;
   EXPECT_FALSE(says(result, "cross-memory")) << result.output;
 }
 
-TEST(DirectAllreduce, AcrossEmulatedNodesRunsRingExactly) {
+TEST(PeerReadAllreduce, AcrossEmulatedNodesRunsRingExactly) {
   const auto result = check_direct("", 2, 2);
   EXPECT_EQ(result.exit_code, 0) << result.output;
   EXPECT_TRUE(says(result, "wrong 0")) << result.output;

@@ -1,4 +1,4 @@
-// The direct all-reduce: on one node it moves no data through messages (every rank reads its
+// The peer_read all-reduce: on one node it moves no data through messages (every rank reads its
 // peers' buffers through the transport's PeerMemory), and where PeerMemory is missing or the group
 // spans nodes it runs ring instead, exactly, on every rank alike.
 #include <gtest/gtest.h>
@@ -43,7 +43,7 @@ struct Outcome {
   std::size_t largest_message = 0;
 };
 
-// Runs direct over `node_of_rank.size()` threads, in place on rank 0 and out of place elsewhere;
+// Runs peer_read over `node_of_rank.size()` threads, in place on rank 0 and out of place elsewhere;
 // wrong elements summed over ranks, largest message of any rank.
 Outcome run_direct(const std::vector<int>& node_of_rank, std::size_t count) {
   const int ranks = static_cast<int>(node_of_rank.size());
@@ -65,7 +65,7 @@ Outcome run_direct(const std::vector<int>& node_of_rank, std::size_t count) {
       float* out = rank == 0 ? send.data() : recv.data();
       const coll::CollectiveContext context{
           transport, pool, group, node_of_rank, coll::TagSpace(1, 0), coll::Tuning{}};
-      coll::find_algorithm("direct")->run(
+      coll::find_algorithm("peer_read")->run(
           context, {send.data(), out, count, coll::DataType::Float32, coll::ReduceOp::Sum});
       auto& outcome = outcomes[static_cast<std::size_t>(rank)];
       outcome.wrong =
@@ -84,19 +84,19 @@ Outcome run_direct(const std::vector<int>& node_of_rank, std::size_t count) {
 
 constexpr std::size_t kCount = (1u << 20) + 7;  // several pieces per block, uneven blocks
 
-TEST(DirectAllreduce, OnOneNodeNoMessageCarriesData) {
+TEST(PeerReadAllreduce, OnOneNodeNoMessageCarriesData) {
   const Outcome outcome = run_direct({0, 0, 0}, kCount);
   EXPECT_EQ(outcome.wrong, 0u);
   EXPECT_LE(outcome.largest_message, 16u);  // two addresses, or a one-byte signal
 }
 
-TEST(DirectAllreduce, AcrossNodesRunsRing) {
+TEST(PeerReadAllreduce, AcrossNodesRunsRing) {
   const Outcome outcome = run_direct({0, 0, 1}, kCount);
   EXPECT_EQ(outcome.wrong, 0u);
   EXPECT_GT(outcome.largest_message, 1024u);
 }
 
-TEST(DirectAllreduce, WithoutPeerMemoryRunsRing) {
+TEST(PeerReadAllreduce, WithoutPeerMemoryRunsRing) {
   ::setenv("COLL_PEER_MEMORY", "0", 1);  // read when the world is created
   const Outcome outcome = run_direct({0, 0, 0}, kCount);
   ::unsetenv("COLL_PEER_MEMORY");

@@ -1,4 +1,4 @@
-// Direct all-reduce between ranks of one node: no message carries data. Each rank publishes the
+// Peer-read all-reduce between ranks of one node: no message carries data. Each rank publishes the
 // addresses of its buffers, reduces its 1/p block by reading the other ranks' inputs straight from
 // their memory (Transport::peer_memory: cross-memory attach between processes, a plain copy
 // between threads), then copies every other block of the result from the rank that reduced it.
@@ -54,9 +54,9 @@ bool reaches_whole_group(const CollectiveContext& context) {
   return true;
 }
 
-class DirectAllreduce {
+class PeerReadAllreduce {
  public:
-  DirectAllreduce(const CollectiveContext& context, const AllreduceArgs& args)
+  PeerReadAllreduce(const CollectiveContext& context, const AllreduceArgs& args)
       : context_(context),
         args_(args),
         memory_(*context.transport.peer_memory()),
@@ -153,10 +153,10 @@ class DirectAllreduce {
   std::vector<Published> published_;  // by group index
 };
 
-void direct_allreduce(const CollectiveContext& context, const AllreduceArgs& args) {
+void peer_read_allreduce(const CollectiveContext& context, const AllreduceArgs& args) {
   if (trivial_allreduce(context, args)) return;
   if (!reaches_whole_group(context)) return find_algorithm("ring")->run(context, args);
-  DirectAllreduce(context, args).run();
+  PeerReadAllreduce(context, args).run();
 }
 
 std::optional<model::Prediction> direct_cost(const model::CostParams& params,
@@ -166,12 +166,12 @@ std::optional<model::Prediction> direct_cost(const model::CostParams& params,
   if (shape.nodes > 1) {  // runs as ring: priced as ring
     auto as_ring = find_algorithm("ring")->cost(params, shape, m, tuning);
     if (as_ring) {
-      as_ring->algorithm = "direct";
+      as_ring->algorithm = "peer_read";
       as_ring->detail = "runs ring across nodes: " + as_ring->detail;
     }
     return as_ring;
   }
-  model::Prediction out{"direct"};
+  model::Prediction out{"peer_read"};
   if (p < 2) return out;
   const double peers_share = (p - 1.0) / p * m;
   out.latency_s = 3.0 * (p - 1) * params.intra.alpha_s;
@@ -181,8 +181,8 @@ std::optional<model::Prediction> direct_cost(const model::CostParams& params,
   return out;
 }
 
-const AlgorithmRegistration kDirect({.name = "direct",
-                                     .run = direct_allreduce,
+const AlgorithmRegistration kPeerRead({.name = "peer_read",
+                                     .run = peer_read_allreduce,
                                      .summary = "ranks of one node reduce straight from each "
                                                 "other's buffers (no staging); else ring",
                                      .order = 7,
