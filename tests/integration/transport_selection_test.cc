@@ -1,5 +1,6 @@
 // COLL_TRANSPORT across processes: an in-process transport cannot join rank processes, and says
-// so (the job fails cleanly instead of hanging); an unknown name lists the known ones.
+// so (the job fails cleanly instead of hanging); an unknown name lists the known ones; UCX
+// settings in the environment override the library's TCP settings.
 #include <gtest/gtest.h>
 
 #include "run_command.hpp"
@@ -27,6 +28,18 @@ TEST(TransportSelection, UnknownTransportListsTheKnownOnes) {
   EXPECT_NE(result.output.find("unknown transport 'verbs' (COLL_TRANSPORT; known: inproc, ucx)"),
             std::string::npos)
       << result.output;
+}
+
+// The library's TCP settings (larger segments) give way as a whole to any of them in the
+// environment: a receive segment smaller than the library's send segment would make UCX refuse
+// to open the interface.
+TEST(TransportSelection, TcpSettingsInTheEnvironmentReplaceTheLibrarysAll) {
+  const auto result =
+      run_command("UCX_TCP_RX_SEG_SIZE=64K UCX_WARN_UNUSED_ENV_VARS=n " +
+                      std::string(COLLBENCH_PATH) + " --nodes 2 -b 1M -e 1M -n 1 -w 0 -d float",
+                  120);
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("Out of bounds values : 0 OK"), std::string::npos) << result.output;
 }
 
 }  // namespace

@@ -24,15 +24,18 @@ using coll::ReduceOp;
 struct Shape {
   std::string algorithm;
   int ranks;
+  bool one_node;  // all ranks on one node (where peer_read reads each other's memory)
 };
 
 void PrintTo(const Shape& shape, std::ostream* out) {
-  *out << shape.algorithm << " over " << shape.ranks << " ranks";
+  *out << shape.algorithm << " over " << shape.ranks << " ranks"
+       << (shape.one_node ? " on one node" : "");
 }
 
-// Several nodes from 2 ranks on, uneven where the ranks do not divide: 2 -> 1+1, 3 -> 2+1,
-// 5 -> 3+2, 8 -> 3+3+2, 9 -> 3+3+3.
-std::vector<int> node_map(int ranks) {
+// One node, or several nodes from 2 ranks on, uneven where the ranks do not divide: 2 -> 1+1,
+// 3 -> 2+1, 5 -> 3+2, 8 -> 3+3+2, 9 -> 3+3+3.
+std::vector<int> node_map(int ranks, bool one_node) {
+  if (one_node) return std::vector<int>(static_cast<std::size_t>(ranks), 0);
   const int nodes = ranks == 1 ? 1 : ranks <= 3 ? 2 : (ranks + 2) / 3;
   const int per_node = (ranks + nodes - 1) / nodes;
   std::vector<int> node_of_rank;
@@ -118,7 +121,7 @@ TEST_P(InprocAllreduce, BitExactForEveryTypeOpCountAndPlacement) {
     GTEST_SKIP() << shape.algorithm << " is not available in this process (MPI job or GPU)";
   }
   const auto world = coll::InprocWorld::create(shape.ranks);
-  const std::vector<int> node_of_rank = node_map(shape.ranks);
+  const std::vector<int> node_of_rank = node_map(shape.ranks, shape.one_node);
   std::vector<std::vector<std::string>> failures(static_cast<std::size_t>(shape.ranks));
   std::vector<std::thread> threads;
   for (int rank = 0; rank < shape.ranks; ++rank) {
@@ -134,7 +137,10 @@ TEST_P(InprocAllreduce, BitExactForEveryTypeOpCountAndPlacement) {
 std::vector<Shape> every_algorithm_and_rank_count() {
   std::vector<Shape> shapes;
   for (const auto& info : coll::allreduce_algorithms()) {
-    for (int ranks : {1, 2, 3, 4, 5, 8, 9}) shapes.push_back({std::string(info.name), ranks});
+    for (int ranks : {1, 2, 3, 4, 5, 8, 9}) {
+      shapes.push_back({std::string(info.name), ranks, false});
+      if (ranks > 1) shapes.push_back({std::string(info.name), ranks, true});
+    }
   }
   return shapes;
 }
@@ -143,7 +149,7 @@ INSTANTIATE_TEST_SUITE_P(Registry, InprocAllreduce,
                          ::testing::ValuesIn(every_algorithm_and_rank_count()),
                          [](const auto& shape) {
                            return shape.param.algorithm + "_" + std::to_string(shape.param.ranks) +
-                                  "ranks";
+                                  "ranks" + (shape.param.one_node ? "_1node" : "");
                          });
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "bootstrap/bootstrap.hpp"
+#include "coll/env.hpp"
 #include "coll/error.hpp"
 #include "transport/transport_registry.hpp"
 #include "transport/waiter.hpp"
@@ -32,6 +33,19 @@ struct PostedReceive {
 };
 
 using MatchKey = std::pair<int, Tag>;  // (sender, tag)
+
+// Ranks that are threads of one process read each other's buffers with a plain copy.
+class SharedAddressSpace final : public PeerMemory {
+ public:
+  explicit SharedAddressSpace(int size) : size_(size) {}
+  bool connects(int a, int b) const override { return a >= 0 && b >= 0 && a < size_ && b < size_; }
+  void read(int, std::uint64_t remote, void* local, std::size_t bytes) override {
+    if (bytes > 0) std::memcpy(local, reinterpret_cast<const void*>(remote), bytes);
+  }
+
+ private:
+  int size_;
+};
 
 }  // namespace
 
@@ -54,6 +68,7 @@ class InprocTransport final : public Transport, private Waiter::Hooks {
         mailboxes_(mailboxes),
         rank_(rank),
         waiter_(*this, *this, bootstrap, options),
+        shared_address_space_(world_->size()),
         description_("inproc: " + std::to_string(world_->size()) + " ranks as threads") {}
 
   // After a failure, receives may be abandoned: withdraw the posted ones so that no sender
@@ -134,6 +149,9 @@ class InprocTransport final : public Transport, private Waiter::Hooks {
 
   void wait_all(std::span<Request> requests) override { waiter_.wait_all(requests); }
   std::string fail_job(const std::string& reason) override { return waiter_.fail_job(reason); }
+  PeerMemory* peer_memory() override {
+    return world_->peer_memory_enabled() ? &shared_address_space_ : nullptr;
+  }
   const char* describe() const override { return description_.c_str(); }
 
  private:
@@ -161,6 +179,7 @@ class InprocTransport final : public Transport, private Waiter::Hooks {
   Waiter waiter_;
   std::uint64_t deliveries_seen_ = 0;
   std::unordered_set<PostedReceive*> outstanding_;  // posted and not yet completed by test()
+  SharedAddressSpace shared_address_space_;
   std::string description_;
 };
 
@@ -203,7 +222,9 @@ const TransportRegistration kInproc("inproc", make_registered);
 }  // namespace
 
 InprocWorld::InprocWorld(int size)
-    : mailboxes_(new Mailbox[static_cast<std::size_t>(size)]), size_(size) {}
+    : mailboxes_(new Mailbox[static_cast<std::size_t>(size)]),
+      size_(size),
+      peer_memory_enabled_(env_integer("COLL_PEER_MEMORY", 0, 1).value_or(1) != 0) {}
 InprocWorld::~InprocWorld() = default;
 
 std::shared_ptr<InprocWorld> InprocWorld::create(int size) {

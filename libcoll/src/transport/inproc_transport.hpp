@@ -19,6 +19,8 @@ class InprocWorld : public std::enable_shared_from_this<InprocWorld> {
   static std::shared_ptr<InprocWorld> create(int size);
   ~InprocWorld();
   int size() const;
+  // Whether its transports offer PeerMemory (COLL_PEER_MEMORY, read when the world is created).
+  bool peer_memory_enabled() const { return peer_memory_enabled_; }
 
   // Rank `rank`'s transport; `bootstrap` (may be null) carries the job's abort message.
   std::unique_ptr<Transport> make_transport(int rank, const TransportOptions& options,
@@ -30,6 +32,7 @@ class InprocWorld : public std::enable_shared_from_this<InprocWorld> {
   explicit InprocWorld(int size);
   std::unique_ptr<Mailbox[]> mailboxes_;
   int size_;
+  bool peer_memory_enabled_;
 };
 
 }  // namespace coll

@@ -9,6 +9,8 @@
 #include <span>
 #include <string>
 
+#include "transport/peer_memory.hpp"
+
 namespace coll {
 
 using Tag = std::uint64_t;
@@ -47,6 +49,10 @@ class Transport {
   // the timeout, the abort check and the error naming the silent peer).
   virtual void wait_all(std::span<Request> requests) = 0;
   void wait(Request& request) { wait_all(std::span<Request>(&request, 1)); }
+
+  // Direct reads of other ranks' memory, or null when this transport offers none (algorithms
+  // that use it then fall back to messages).
+  virtual PeerMemory* peer_memory() { return nullptr; }
 
   // Human-readable summary ("ucx: 3 peer(s) over sm,self, 4 over tcp(lo)").
   virtual const char* describe() const = 0;

@@ -13,7 +13,9 @@ void check_ucx(ucs_status_t status, const std::string& what) {
   }
 }
 
-UcxWorker::UcxWorker(const std::string& tls, const std::string& net_devices) : tls_(tls) {
+UcxWorker::UcxWorker(const std::string& tls, const std::string& net_devices,
+                     const UcxSettings& settings)
+    : tls_(tls) {
   ucp_config_t* config = nullptr;
   check_ucx(ucp_config_read(nullptr, nullptr, &config), "ucp_config_read");
   ucs_status_t status = ucp_config_modify(config, "TLS", tls.c_str());
@@ -21,6 +23,13 @@ UcxWorker::UcxWorker(const std::string& tls, const std::string& net_devices) : t
   if (status != UCS_OK) {
     ucp_config_release(config);
     check_ucx(status, "UCX configuration TLS=" + tls + " NET_DEVICES=" + net_devices);
+  }
+  for (const auto& [name, value] : settings) {
+    status = ucp_config_modify(config, name.c_str(), value.c_str());
+    if (status != UCS_OK) {
+      ucp_config_release(config);
+      check_ucx(status, "UCX configuration " + name + "=" + value);
+    }
   }
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES;

@@ -6,13 +6,20 @@
 #include <ucp/api/ucp.h>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace coll {
+
+// Transport settings applied on top of the environment's, by UCX's short name ("SNDBUF" for
+// UCX_TCP_SNDBUF): UCX gives them to every transport of the context that has such a setting.
+using UcxSettings = std::vector<std::pair<std::string, std::string>>;
 
 class UcxWorker {
  public:
   // `tls` and `net_devices` become this context's UCX_TLS and UCX_NET_DEVICES.
-  UcxWorker(const std::string& tls, const std::string& net_devices);
+  UcxWorker(const std::string& tls, const std::string& net_devices,
+            const UcxSettings& settings = {});
   ~UcxWorker();
   UcxWorker(const UcxWorker&) = delete;
   UcxWorker& operator=(const UcxWorker&) = delete;

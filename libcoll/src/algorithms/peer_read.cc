@@ -1,0 +1,192 @@
+// Peer-read all-reduce between ranks of one node: no message carries data. Each rank publishes the
+// addresses of its buffers, reduces its 1/p block by reading the other ranks' inputs straight from
+// their memory (Transport::peer_memory: cross-memory attach between processes, a plain copy
+// between threads), then copies every other block of the result from the rank that reduced it.
+// Nothing is staged: per rank that is the memory-bandwidth minimum of an all-reduce (read the
+// input, read the peers' parts of one block, write the result; bench/memory_bound measures it).
+// Three rounds of small messages order the reads: buffers published (inputs ready), block
+// reduced (results ready), reading finished (buffers may be reused once every peer says so).
+// Where the transport cannot reach every pair of the group (ranks on several nodes, a kernel that
+// refuses cross-memory attach, COLL_PEER_MEMORY=0), every rank of the group runs ring instead.
+//
+// Cost: 3 rounds of p-1 messages, then each rank reads (p-1)/p*M from peers for its block and
+// (p-1)/p*M of results, at the intra-node beta. The block's reduction reads one operand from
+// cache (each peer piece is read into a cache-sized buffer just before it is added), so it moves
+// 2/3 of the memory traffic gamma was measured with (c = a + b, all in memory).
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <vector>
+
+#include "algorithms/partition.hpp"
+#include "algorithms/registry.hpp"
+#include "model/link_model.hpp"
+#include "reduce/reducer.hpp"
+
+namespace coll {
+namespace {
+
+// Peer data is read and reduced this many bytes at a time: small enough to stay in cache between
+// the read and the reduction, large enough that the read's system call costs little.
+constexpr std::size_t kPieceBytes = 256 * 1024;
+
+enum Round : std::uint32_t { kPublished = 0, kReduced = 1, kFinished = 2 };
+
+struct Published {
+  std::uint64_t send = 0;
+  std::uint64_t recv = 0;
+};
+
+// The same answer on every rank of the group: the node map and PeerMemory's pairs are shared.
+bool reaches_whole_group(const CollectiveContext& context) {
+  PeerMemory* memory = context.transport.peer_memory();
+  if (memory == nullptr) return false;
+  const Group& group = context.group;
+  for (int a = 0; a < group.size(); ++a) {
+    for (int b = a + 1; b < group.size(); ++b) {
+      const int first = group.global(a), second = group.global(b);
+      if (context.node_of_rank[first] != context.node_of_rank[second] ||
+          !memory->connects(first, second)) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+class PeerReadAllreduce {
+ public:
+  PeerReadAllreduce(const CollectiveContext& context, const AllreduceArgs& args)
+      : context_(context),
+        args_(args),
+        memory_(*context.transport.peer_memory()),
+        group_(context.group),
+        elem_(dtype_size(args.type)),
+        blocks_(args.count, static_cast<std::size_t>(group_.size())),
+        published_(static_cast<std::size_t>(group_.size())) {}
+
+  void run() {
+    const Published mine{address_of(args_.send), address_of(args_.recv)};
+    exchange(kPublished, &mine, published_.data(), sizeof(Published));
+    reduce_my_block();
+    // Results are copied from each peer as soon as it says its block is ready.
+    std::array<std::byte, 1> token{};
+    std::vector<std::array<std::byte, 1>> tokens(published_.size());
+    std::vector<Transport::Request> sends = post_sends(kReduced, token.data(), token.size());
+    for (int step = 1; step < group_.size(); ++step) {
+      const int peer = group_.index_after(step);
+      Transport::Request ready = context_.transport.recv(
+          group_.global(peer), context_.tags.make(group_.global(peer), kReduced),
+          tokens[peer].data(), token.size());
+      context_.transport.wait(ready);
+      copy_block_of(peer);
+    }
+    context_.transport.wait_all(sends);
+    exchange(kFinished, token.data(), tokens.data(), token.size());
+  }
+
+ private:
+  // Sends `bytes` at `mine` to every peer and receives theirs into slot [peer] of `theirs`.
+  void exchange(Round round, const void* mine, void* theirs, std::size_t bytes) {
+    std::vector<Transport::Request> requests;
+    for (int step = 1; step < group_.size(); ++step) {
+      const int peer = group_.index_after(step);
+      requests.push_back(context_.transport.recv(
+          group_.global(peer), context_.tags.make(group_.global(peer), round),
+          static_cast<std::byte*>(theirs) + static_cast<std::size_t>(peer) * bytes, bytes));
+    }
+    for (auto& send : post_sends(round, mine, bytes)) requests.push_back(send);
+    context_.transport.wait_all(requests);
+  }
+
+  std::vector<Transport::Request> post_sends(Round round, const void* data, std::size_t bytes) {
+    std::vector<Transport::Request> sends;
+    for (int step = 1; step < group_.size(); ++step) {
+      const int peer = group_.global(group_.index_after(step));
+      sends.push_back(context_.transport.send(
+          peer, context_.tags.make(group_.global(group_.me), round), data, bytes));
+    }
+    return sends;
+  }
+
+  // Block `me` of the result: this rank's input first, then the peers' in rank order, one
+  // cache-sized piece at a time (in place, the input is consumed by the first addition).
+  void reduce_my_block() {
+    const auto me = static_cast<std::size_t>(group_.me);
+    const std::size_t begin = blocks_.offset(me);
+    const std::size_t length = blocks_.length(me);
+    const std::size_t piece = std::max<std::size_t>(1, kPieceBytes / elem_);
+    auto scratch = context_.pool.acquire(std::min(length, piece) * elem_);
+    const auto* send = static_cast<const std::byte*>(args_.send);
+    auto* recv = static_cast<std::byte*>(args_.recv);
+    for (std::size_t done = 0; done < length; done += piece) {
+      const std::size_t count = std::min(piece, length - done);
+      const std::size_t offset = (begin + done) * elem_;
+      const std::byte* accumulated = send + offset;
+      for (int peer = 0; peer < group_.size(); ++peer) {
+        if (peer == group_.me) continue;
+        memory_.read(group_.global(peer), published_[peer].send + offset, scratch.data(),
+                     count * elem_);
+        reduce(args_.type, args_.op, recv + offset, accumulated, scratch.data(), count);
+        accumulated = recv + offset;
+      }
+      if (args_.op == ReduceOp::Avg)
+        finish_average(args_.type, recv + offset, count, group_.size());
+    }
+  }
+
+  void copy_block_of(int peer) {
+    const auto block = static_cast<std::size_t>(peer);
+    const std::size_t offset = blocks_.offset(block) * elem_;
+    const std::size_t bytes = blocks_.length(block) * elem_;
+    if (bytes == 0) return;
+    memory_.read(group_.global(peer), published_[peer].recv + offset,
+                 static_cast<std::byte*>(args_.recv) + offset, bytes);
+  }
+
+  const CollectiveContext& context_;
+  const AllreduceArgs& args_;
+  PeerMemory& memory_;
+  const Group& group_;
+  std::size_t elem_;
+  Partition blocks_;
+  std::vector<Published> published_;  // by group index
+};
+
+void peer_read_allreduce(const CollectiveContext& context, const AllreduceArgs& args) {
+  if (trivial_allreduce(context, args)) return;
+  if (!reaches_whole_group(context)) return find_algorithm("ring")->run(context, args);
+  PeerReadAllreduce(context, args).run();
+}
+
+std::optional<model::Prediction> direct_cost(const model::CostParams& params,
+                                             const model::Shape& shape, double m,
+                                             const Tuning& tuning) {
+  const int p = shape.ranks;
+  if (shape.nodes > 1) {  // runs as ring: priced as ring
+    auto as_ring = find_algorithm("ring")->cost(params, shape, m, tuning);
+    if (as_ring) {
+      as_ring->algorithm = "peer_read";
+      as_ring->detail = "runs ring across nodes: " + as_ring->detail;
+    }
+    return as_ring;
+  }
+  model::Prediction out{"peer_read"};
+  if (p < 2) return out;
+  const double peers_share = (p - 1.0) / p * m;
+  out.latency_s = 3.0 * (p - 1) * params.intra.alpha_s;
+  out.bandwidth_s = 2.0 * peers_share * params.intra.beta_s_per_byte;
+  out.reduction_s = 2.0 / 3.0 * peers_share * params.gamma_s_per_byte;
+  out.detail = model::detail_text("3 rounds of %d messages; reads 2(p-1)/p*M from peers", p - 1);
+  return out;
+}
+
+const AlgorithmRegistration kPeerRead({.name = "peer_read",
+                                     .run = peer_read_allreduce,
+                                     .summary = "ranks of one node reduce straight from each "
+                                                "other's buffers (no staging); else ring",
+                                     .order = 7,
+                                     .cost = direct_cost});
+
+}  // namespace
+}  // namespace coll

@@ -1,0 +1,48 @@
+// The peer_read all-reduce over real rank processes: ranks of one node read each other's buffers by
+// cross-memory attach (the transport says so), bit-exact for every dtype and op, in and out of
+// place; across emulated nodes, or with COLL_PEER_MEMORY=0, it runs ring and stays exact.
+#include <gtest/gtest.h>
+
+#include "run_command.hpp"
+
+namespace {
+
+using coll::testing::run_command;
+
+coll::testing::CommandResult check_direct(const std::string& environment, int nodes,
+                                          int ranks_per_node) {
+  const int ranks = nodes * ranks_per_node;
+  const std::string counts = "0 1 7 " + std::to_string(std::max(ranks - 1, 0)) + " 1048579";
+  return run_command(environment + " COLL_DEBUG=INFO " + COLLRUN_PATH + " --nodes " +
+                         std::to_string(nodes) + " --ranks-per-node " +
+                         std::to_string(ranks_per_node) + " " + RANK_PROGRAM_PATH +
+                         " check peer_read " + counts,
+                     300);
+}
+
+bool says(const coll::testing::CommandResult& result, const std::string& part) {
+  return result.output.find(part) != std::string::npos;
+}
+
+TEST(PeerReadAllreduce, ThreeRanksOfOneNodeReadEachOther) {
+  const auto result = check_direct("", 1, 3);
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_TRUE(says(result, "wrong 0")) << result.output;
+  EXPECT_TRUE(says(result, "cross-memory reads from 2 peer(s)")) << result.output;
+}
+
+TEST(PeerReadAllreduce, WithoutPeerMemoryRunsRingExactly) {
+  const auto result = check_direct("COLL_PEER_MEMORY=0", 1, 2);
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_TRUE(says(result, "wrong 0")) << result.output;
+  EXPECT_FALSE(says(result, "cross-memory")) << result.output;
+}
+
+TEST(PeerReadAllreduce, AcrossEmulatedNodesRunsRingExactly) {
+  const auto result = check_direct("", 2, 2);
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_TRUE(says(result, "wrong 0")) << result.output;
+  EXPECT_TRUE(says(result, "cross-memory reads from 1 peer(s)")) << result.output;
+}
+
+}  // namespace
