@@ -22,6 +22,8 @@
 #include "algorithms/registry.hpp"
 #include "model/link_model.hpp"
 #include "reduce/reducer.hpp"
+#include "transport/job_failure.hpp"
+#include "transport/waiter.hpp"
 
 namespace coll {
 namespace {
@@ -35,6 +37,7 @@ enum Round : std::uint32_t { kPublished = 0, kReduced = 1, kFinished = 2 };
 struct Published {
   std::uint64_t send = 0;
   std::uint64_t recv = 0;
+  std::uint64_t bytes = 0;  // of each buffer: the reads stay inside what the owner passed
 };
 
 // The same answer on every rank of the group: the node map and PeerMemory's pairs are shared.
@@ -66,8 +69,9 @@ class PeerReadAllreduce {
         published_(static_cast<std::size_t>(group_.size())) {}
 
   void run() {
-    const Published mine{address_of(args_.send), address_of(args_.recv)};
+    const Published mine{address_of(args_.send), address_of(args_.recv), args_.count * elem_};
     exchange(kPublished, &mine, published_.data(), sizeof(Published));
+    refuse_other_sizes(mine.bytes);
     reduce_my_block();
     // Results are copied from each peer as soon as it says its block is ready.
     std::array<std::byte, 1> token{};
@@ -107,6 +111,17 @@ class PeerReadAllreduce {
           peer, context_.tags.make(group_.global(group_.me), round), data, bytes));
     }
     return sends;
+  }
+
+  // Even without the argument check, reading past a peer's buffer must not happen: every rank
+  // sees every size, so all of them fail alike, naming the first rank that differs.
+  void refuse_other_sizes(std::uint64_t bytes) const {
+    for (int peer = 0; peer < group_.size(); ++peer) {
+      if (published_[peer].bytes != bytes && peer != group_.me) {
+        fail_everywhere(context_.transport,
+                        size_mismatch_reason(group_.global(peer), group_.global(group_.me), bytes));
+      }
+    }
   }
 
   // Block `me` of the result: this rank's input first, then the peers' in rank order, one

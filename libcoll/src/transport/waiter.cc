@@ -26,6 +26,7 @@ constexpr double kIdleSpinSeconds = 20e-3;
 constexpr unsigned kOversubscribedPolls = 16;
 constexpr int kMaxSleepMs = 2;
 constexpr double kReportWaitSeconds = 1;
+constexpr int kPreferCheckMs = 500;
 // Polls between clock reads while idle: on this class of VM a clock read costs more than a poll
 // (it was half of a waiting rank's profile), and every poll skipped delays seeing the message.
 constexpr unsigned kPollsPerClockRead = 32;
@@ -169,6 +170,9 @@ std::string size_mismatch_reason(int peer, int me, std::size_t expected_bytes) {
 }
 
 void Waiter::size_mismatch(int peer, std::size_t expected_bytes) {
+  // The argument check of the sender's neighbour usually sees the same mismatch, and its message
+  // names both calls: a moment for it to arrive before posting this vaguer one.
+  if (auto reason = await_abort(kPreferCheckMs)) throw Error(Status::InvalidUsage, *reason);
   throw Error(Status::InvalidUsage,
               fail_job(size_mismatch_reason(peer, bootstrap_ ? bootstrap_->rank() : -1,
                                             expected_bytes)));
