@@ -15,12 +15,14 @@
 #include "paper_tables.hpp"
 #include "strategy.hpp"
 #include "sweep.hpp"
+#include "tune.hpp"
 
 namespace {
 
 int run_rank(const collbench::Options& options) {
   auto comm = coll::Comm::from_environment();
   if (options.calibrate) return collbench::run_calibration(*comm, options);
+  if (options.tune) return collbench::run_tune(*comm, options);
   if (options.explain && options.model.empty()) collbench::print_explanation(*comm, options);
   const std::size_t wrong = options.model.empty() ? collbench::run_sweep(*comm, options)
                             : options.iteration_replay
