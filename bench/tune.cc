@@ -52,6 +52,15 @@ std::vector<std::string> tuned_algorithms(const Options& options) {
 
 int run_tune(coll::Comm& comm, const Options& options) {
   const bool lead = comm.rank() == 0;
+  const std::string path = coll::model::decision_table_path();
+  if (path.empty()) {  // every rank sees the same environment: all of them stop here
+    if (lead) {
+      std::fprintf(stderr,
+                   "collbench: --tune: COLL_TUNING_FILE=none leaves nowhere to write the "
+                   "table; set it to a file\n");
+    }
+    return 1;
+  }
   const std::vector<std::string> algorithms = tuned_algorithms(options);
   const std::size_t elem = coll::dtype_size(options.type);
   coll::BufferPool pool;
@@ -95,13 +104,6 @@ int run_tune(coll::Comm& comm, const Options& options) {
   }
   if (!lead) return 0;
 
-  const std::string path = coll::model::decision_table_path();
-  if (path.empty()) {
-    std::fprintf(stderr,
-                 "collbench: --tune: COLL_TUNING_FILE=none leaves nowhere to write the "
-                 "table; set it to a file\n");
-    return 1;
-  }
   auto table = coll::model::load_decision_table(path, coll::Comm::algorithms())
                    .value_or(coll::model::DecisionTable{});
   table.host = coll::model::this_host();
