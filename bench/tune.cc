@@ -14,9 +14,13 @@
 namespace collbench {
 namespace {
 
-// Rounds alternate the algorithms so that a burst of load on the machine hits all of them
-// alike; the median of the rounds is kept.
-constexpr int kRounds = 3;
+// Rounds alternate the algorithms (in reverse order every other round) so that a burst of load
+// on the machine hits all of them alike; the median of the rounds is kept.
+constexpr int kRounds = 5;
+// Algorithms measured within this fraction of the fastest are as fast as it: the previous size's
+// winner, else the cost model's pick, is kept then, so that noise does not split the table into
+// rules that flip at every size.
+constexpr double kTolerance = 0.05;
 
 struct SizeResult {
   std::size_t bytes = 0;
@@ -37,6 +41,23 @@ double time_us(coll::Comm& comm, const Options& options, const std::string& algo
     comm.allreduce(send, recv, count, options.type, options.op, algorithm);
   }
   return max_over_ranks(comm, (coll::now_seconds() - start) / options.iterations) * 1e6;
+}
+
+// The fastest, unless one of `preferred` (in order) is within kTolerance of it.
+std::string pick_winner(const std::vector<std::string>& algorithms,
+                        const std::vector<double>& median_us,
+                        const std::vector<std::string>& preferred) {
+  std::size_t fastest = 0;
+  for (std::size_t a = 0; a < algorithms.size(); ++a) {
+    if (median_us[a] < median_us[fastest]) fastest = a;
+  }
+  for (const auto& name : preferred) {
+    const auto at = std::find(algorithms.begin(), algorithms.end(), name);
+    if (at == algorithms.end()) continue;
+    const std::size_t a = static_cast<std::size_t>(at - algorithms.begin());
+    if (median_us[a] <= median_us[fastest] * (1 + kTolerance)) return name;
+  }
+  return algorithms[fastest];
 }
 
 std::vector<std::string> tuned_algorithms(const Options& options) {
@@ -83,17 +104,18 @@ int run_tune(coll::Comm& comm, const Options& options) {
     const std::size_t count = bytes / elem;
     std::vector<std::vector<double>> rounds(algorithms.size());
     for (int round = 0; round < kRounds; ++round) {
-      for (std::size_t a = 0; a < algorithms.size(); ++a) {
+      for (std::size_t i = 0; i < algorithms.size(); ++i) {
+        const std::size_t a = round % 2 == 0 ? i : algorithms.size() - 1 - i;
         rounds[a].push_back(time_us(comm, options, algorithms[a], send.data(), recv.data(), count));
       }
     }
     SizeResult result{count * elem, {}, {}, comm.selector().choose(count * elem)};
-    std::size_t best = 0;
-    for (std::size_t a = 0; a < algorithms.size(); ++a) {
-      result.median_us.push_back(median(rounds[a]));
-      if (result.median_us[a] < result.median_us[best]) best = a;
-    }
-    result.winner = algorithms[best];
+    for (const auto& samples : rounds) result.median_us.push_back(median(samples));
+    const coll::Selector& selector = comm.selector();
+    const std::string model_pick = coll::choose(selector.params(), selector.shape(), count * elem,
+                                                algorithms, selector.tuning());
+    const std::string previous = sizes.empty() ? std::string() : sizes.back().winner;
+    result.winner = pick_winner(algorithms, result.median_us, {previous, model_pick});
     if (lead) {
       std::printf("%12zu", result.bytes);
       for (const double us : result.median_us) std::printf(" %14.2f", us);

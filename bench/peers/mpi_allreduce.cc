@@ -176,12 +176,8 @@ std::size_t run_sweep(const Args& args, int rank, int ranks) {
 
 std::size_t run_replay(const Args& args, int rank, int ranks) {
   const auto table = collbench::load_model_table(args.models_dir, args.model, args.variant);
-  std::vector<std::size_t> offsets;
-  std::size_t total = 0;
-  for (const auto& tensor : table.tensors) {
-    offsets.push_back(total);
-    total += tensor.elements;
-  }
+  const std::vector<std::size_t> offsets = table.flat_offsets();
+  const std::size_t total = table.total_elements();
   coll::BufferPool pool;
   auto grads_buffer = pool.acquire(total * sizeof(float) + 64);
   auto reduced_buffer = pool.acquire(total * sizeof(float) + 64);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -42,22 +43,21 @@ TEST_F(Tune, WritesATableThatAutoThenFollows) {
   ASSERT_EQ(loaded->rules.count("1x2"), 1u) << loaded->text();
   EXPECT_EQ(loaded->rules.at("4x1").front().algorithm, "tree");
 
-  // Every available algorithm was measured, and the table holds each size's fastest.
+  // Every available algorithm was measured, and the table holds each size's winner: the fastest
+  // or one measured within 5 % of it.
   const auto report = read_json(dir + "/t.json");
   const auto shape = coll::model::Shape::uniform(1, 2);
   ASSERT_EQ(report["results"].size(), 3u);
   for (const auto& size : report["results"]) {
     EXPECT_EQ(size["algorithms"].size(), coll::Comm::algorithms().size());
-    double best = 1e300;
-    std::string fastest;
+    double best = 1e300, winner = -1;
     for (const auto& algorithm : size["algorithms"]) {
-      if (algorithm["median_us"].get<double>() < best) {
-        best = algorithm["median_us"].get<double>();
-        fastest = algorithm["algorithm"].get<std::string>();
-      }
+      best = std::min(best, algorithm["median_us"].get<double>());
+      if (algorithm["algorithm"] == size["winner"]) winner = algorithm["median_us"].get<double>();
     }
-    EXPECT_EQ(size["winner"], fastest);
-    EXPECT_EQ(loaded->find(shape, size["bytes"].get<std::size_t>())->algorithm, fastest);
+    EXPECT_GE(winner, best) << size;
+    EXPECT_LE(winner, best * 1.05) << size;
+    EXPECT_EQ(loaded->find(shape, size["bytes"].get<std::size_t>())->algorithm, size["winner"]);
   }
 
   // The next run's auto runs the table's algorithm at every size.
