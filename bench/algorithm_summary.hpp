@@ -1,6 +1,6 @@
 // collbench --algo a,b,... | all: after the per-algorithm tables, one summary per size: each
 // algorithm's measured time next to the cost model's prediction, the measured winner and the
-// model's pick.
+// model's pick; and when `auto` was among them, how far it was from the fastest named algorithm.
 #pragma once
 
 #include <cstddef>
@@ -22,16 +22,18 @@ struct AlgorithmResult {
 
 struct SizeSummary {
   std::size_t bytes = 0;
-  std::string winner;      // fastest measured
+  std::string winner;  // fastest measured named algorithm (not auto or the default)
+  double winner_us = 0;
   std::string model_pick;  // fastest predicted among those with a prediction ("" if none)
+  const AlgorithmResult* automatic = nullptr;  // the `auto` row, when measured
   std::vector<const AlgorithmResult*> results;
 };
 
 // Groups by size, in order of first appearance.
 std::vector<SizeSummary> summarize(const std::vector<AlgorithmResult>& results);
 void print_algorithm_summary(const std::vector<AlgorithmResult>& results);
-// An array "summary" of {bytes, winner, model_pick, algorithms: [{algorithm, time_us,
-// predicted_us, error_pct}]}.
+// An array "summary" of {bytes, winner, model_pick, [auto_ran, auto_vs_best_pct,] algorithms:
+// [{algorithm, time_us, predicted_us, error_pct}]}.
 void write_algorithm_summary(coll::tools::JsonWriter& json,
                              const std::vector<AlgorithmResult>& results);
 

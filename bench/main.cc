@@ -16,6 +16,7 @@
 #include "soak.hpp"
 #include "strategy.hpp"
 #include "sweep.hpp"
+#include "tune.hpp"
 
 namespace {
 
@@ -23,6 +24,7 @@ int run_rank(const collbench::Options& options) {
   auto comm = coll::Comm::from_environment();
   if (options.calibrate) return collbench::run_calibration(*comm, options);
   if (options.soak_ops > 0) return collbench::run_soak(*comm, options) == 0 ? 0 : 1;
+  if (options.tune) return collbench::run_tune(*comm, options);
   if (options.explain && options.model.empty()) collbench::print_explanation(*comm, options);
   const std::size_t wrong = options.model.empty() ? collbench::run_sweep(*comm, options)
                             : options.iteration_replay

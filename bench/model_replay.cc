@@ -70,14 +70,9 @@ std::size_t run_model_replay(coll::Comm& comm, const Options& options) {
       load_model_table(options.models_dir, options.model, options.model_variant);
   const bool lead = comm.rank() == 0;
   const std::size_t elem = coll::dtype_size(options.type);
-  // One flat gradient buffer and one result buffer, tensors at consecutive offsets, as a
-  // framework lays out its parameters' gradients.
-  std::vector<std::size_t> offsets;
-  std::size_t total = 0;
-  for (const auto& tensor : table.tensors) {
-    offsets.push_back(total);
-    total += tensor.elements;
-  }
+  // One flat gradient buffer and one result buffer, tensors at consecutive offsets.
+  const std::vector<std::size_t> offsets = table.flat_offsets();
+  const std::size_t total = table.total_elements();
   coll::BufferPool pool;
   auto grads = pool.acquire(total * elem + 64);
   auto reduced = pool.acquire(total * elem + 64);

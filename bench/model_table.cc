@@ -131,6 +131,16 @@ std::size_t ModelTable::total_elements() const {
                          [](std::size_t sum, const GradientTensor& t) { return sum + t.elements; });
 }
 
+std::vector<std::size_t> ModelTable::flat_offsets() const {
+  std::vector<std::size_t> offsets;
+  std::size_t next = 0;
+  for (const auto& tensor : tensors) {
+    offsets.push_back(next);
+    next += tensor.elements;
+  }
+  return offsets;
+}
+
 ModelTable parse_model_table(std::istream& in, const std::string& origin) {
   ModelTable table;
   std::string line, totals;

@@ -23,6 +23,9 @@ struct ModelTable {
   std::string model, variant, source;   // source: the definition the table was derived from
   std::vector<GradientTensor> tensors;  // backward order
   std::size_t total_elements() const;
+  // Where each tensor starts in one flat buffer holding them all in backward order, as a
+  // framework lays out its parameters' gradients.
+  std::vector<std::size_t> flat_offsets() const;
 };
 
 // Reads <models_dir>/<model>_<variant>.csv; an empty variant means default_variant(model).

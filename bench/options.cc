@@ -167,6 +167,10 @@ Options parse_options(int argc, const char* const* argv) {
   cost.add_options()("calibrate", po::bool_switch(&options.calibrate),
                      "measure alpha/beta per link class and gamma, save them "
                      "(COLL_CALIBRATION_FILE, default ~/.cache/libcoll/calibration.txt), exit")(
+      "tune", po::bool_switch(&options.tune),
+      "measure every available algorithm (or --algo's) at this job's shape over -b/-e/-f and "
+      "write the fastest per size to the decision table `auto` reads (COLL_TUNING_FILE, default "
+      "~/.cache/libcoll/tuning.txt), exit")(
       "explain", po::bool_switch(&options.explain),
       "print every algorithm's predicted time and terms per size, and the choice")(
       "cost-preset", po::value(&options.cost_preset),
@@ -244,14 +248,22 @@ Options parse_options(int argc, const char* const* argv) {
   }
   options.collective = *parsed_collective;
   if (options.collective != SweepKind::AllReduce &&
-      (!algo.empty() || options.explain || !options.model.empty() || options.calibrate)) {
+      (!algo.empty() || options.explain || !options.model.empty() || options.calibrate ||
+       options.tune)) {
     throw UsageError("--coll " + collective +
                      " sweeps sizes with the collective's one algorithm (no --algo, --explain, "
-                     "--model-gradients or --calibrate)");
+                     "--model-gradients, --calibrate or --tune)");
   }
 
   const auto known = coll::Comm::algorithms();
-  options.algorithms = algo == "all" ? known : split_list(algo);
+  // "all" stands for every available algorithm, also inside a list ("all,auto").
+  for (const auto& name : split_list(algo)) {
+    if (name == "all") {
+      options.algorithms.insert(options.algorithms.end(), known.begin(), known.end());
+    } else {
+      options.algorithms.push_back(name);
+    }
+  }
   for (const auto& name : options.algorithms) {
     if (name == "auto" || std::find(known.begin(), known.end(), name) != known.end()) continue;
     std::string list;
@@ -293,6 +305,10 @@ Options parse_options(int argc, const char* const* argv) {
     throw UsageError(
         "--overlap, --fusion, --compute-profile, --compute-scale, --trace and --strategy need "
         "--model-gradients");
+  }
+  if (options.tune && (!options.model.empty() || options.calibrate || options.model_only)) {
+    throw UsageError(
+        "--tune measures a size sweep: no --model-gradients, --calibrate or modelled mode");
   }
   if (!options.model.empty()) {
     try {  // validate now, in the launcher, rather than in every rank

@@ -67,6 +67,7 @@ struct Options {
 
   // Cost model.
   bool calibrate = false;   // measure alpha/beta/gamma, save them, exit
+  bool tune = false;        // measure every algorithm per size, write the decision table, exit
   bool explain = false;     // print every algorithm's prediction per size before measuring
   std::string cost_preset;  // COLL_COST_PRESET for this run: a preset name or a preset file
 

@@ -156,7 +156,8 @@ std::size_t run_sweep(coll::Comm& comm, const Options& options) {
           .field("algorithm", label)
           .field("bytes", count * elem)
           .field("count", count);
-      AlgorithmResult row{label, count * elem, out.time_us, std::nullopt, {}};
+      AlgorithmResult row{label, count * elem, out.time_us, std::nullopt,
+                          comm.resolve_algorithm(algorithm, count * elem)};
       const auto predicted = options.collective == SweepKind::AllReduce
                                  ? predict_for(comm, algorithm, count * elem)
                                  : std::nullopt;

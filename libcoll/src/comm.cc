@@ -1,6 +1,8 @@
 // coll::Comm: bootstrap → node map → transport, then collectives over the whole group.
 #include "coll/comm.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -301,9 +303,23 @@ std::string Comm::resolve_algorithm(std::string_view algorithm, std::size_t byte
 }
 
 // Per communicator: its node map and tuning enter the formulas, and the parameters are read once.
+// A measured decision table (COLL_TUNING_FILE) comes before the formulas, and the formulas know
+// how many ranks share each core of the busiest host (the same count on every rank, so every
+// rank makes the same choice on identical hosts).
 const Selector& Comm::Impl::cost_model() {
   std::call_once(selector_made, [this] {
-    selector = std::make_unique<Selector>(model::resolve_params(), node_of_member, config.tuning);
+    std::vector<std::string> known;
+    for (const auto& info : allreduce_algorithms()) known.emplace_back(info.name);
+    const std::string path = model::decision_table_path();
+    auto decisions = path.empty() ? std::nullopt : model::load_decision_table(path, known);
+    const auto& hosts = family->rank_map.host_of_rank;
+    long busiest = 0;
+    for (const int host : hosts)
+      busiest = std::max(busiest, std::count(hosts.begin(), hosts.end(), host));
+    const double ranks_per_core =
+        double(busiest) / double(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
+    selector = std::make_unique<Selector>(model::resolve_params(), node_of_member, config.tuning,
+                                          std::move(decisions), path, ranks_per_core);
   });
   return *selector;
 }

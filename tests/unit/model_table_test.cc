@@ -247,6 +247,7 @@ TEST(ModelTable, ParsesAWellFormedTable) {
   EXPECT_EQ(t.tensors[0].shape, (std::vector<std::int64_t>{3, 2}));
   EXPECT_EQ(t.tensors[0].forward_flops, 12);
   EXPECT_EQ(t.total_elements(), 7u);
+  EXPECT_EQ(t.flat_offsets(), (std::vector<std::size_t>{0, 6}));
 }
 
 TEST(ModelTable, MalformedTablesNameTheLine) {

@@ -1,6 +1,8 @@
-// Choosing the all-reduce algorithm (`auto`): predict every registered algorithm with its own
-// cost formula (AlgorithmInfo::cost), take the fastest, say why. A communicator owns one
-// Selector, with its cost parameters, node map and tuning, and caches its choices per size.
+// Choosing the all-reduce algorithm (`auto`): a measured decision table's rule for the job's shape
+// and size when there is one (collbench --tune, coll/model/decision_table.hpp), else predict every
+// registered algorithm with its own cost formula (AlgorithmInfo::cost), take the fastest, say
+// why. A communicator owns one Selector, with its cost parameters, node map, tuning and table,
+// and caches its choices per size.
 #pragma once
 
 #include <cstddef>
@@ -11,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "coll/model/decision_table.hpp"
 #include "coll/model/link_params.hpp"
 #include "coll/model/prediction.hpp"
 #include "coll/model/shape.hpp"
@@ -51,16 +54,21 @@ std::string choose(const model::CostParams& params, const model::Shape& shape, s
 
 class Selector {
  public:
-  Selector(model::CostParams params, const std::vector<int>& node_of_rank, Tuning tuning);
+  // `decisions`: a measured table (its rules for this shape come first; `decisions_source` names
+  // it in explanations). `ranks_per_core` > 1: the ranks share cores (model::sharing_cores).
+  Selector(model::CostParams params, const std::vector<int>& node_of_rank, Tuning tuning,
+           std::optional<model::DecisionTable> decisions = std::nullopt,
+           std::string decisions_source = {}, double ranks_per_core = 1);
 
   const model::CostParams& params() const { return params_; }
   const model::Shape& shape() const { return shape_; }
   const Tuning& tuning() const { return tuning_; }
 
   std::optional<model::Prediction> predict(std::string_view algorithm, std::size_t bytes) const;
-  // Every registered candidate of this process, explained.
+  // Every registered candidate of this process, explained; the winner is the decision table's
+  // when a rule covers this size and names a candidate of this process.
   Explanation explain(std::size_t bytes) const;
-  // The library's `auto`: the candidate predicted fastest (ring when none has a formula).
+  // The library's `auto`: the table's or the model's winner (ring when there is neither).
   // Cached per size; safe to call from several threads.
   std::string choose(std::size_t bytes) const;
 
@@ -68,6 +76,8 @@ class Selector {
   model::CostParams params_;
   model::Shape shape_;
   Tuning tuning_;
+  std::optional<model::DecisionTable> decisions_;
+  std::string decisions_source_;
   std::vector<std::string> candidates_;
   mutable std::mutex mutex_;
   mutable std::map<std::size_t, std::string> choices_;

@@ -121,10 +121,14 @@ std::string choose(const model::CostParams& params, const model::Shape& shape, s
   return explain(params, shape, bytes, candidates, tuning).winner;
 }
 
-Selector::Selector(model::CostParams params, const std::vector<int>& node_of_rank, Tuning tuning)
-    : params_(std::move(params)),
+Selector::Selector(model::CostParams params, const std::vector<int>& node_of_rank, Tuning tuning,
+                   std::optional<model::DecisionTable> decisions, std::string decisions_source,
+                   double ranks_per_core)
+    : params_(model::sharing_cores(params, ranks_per_core)),
       shape_(model::Shape::from_node_of_rank(node_of_rank)),
       tuning_(std::move(tuning)),
+      decisions_(std::move(decisions)),
+      decisions_source_(std::move(decisions_source)),
       candidates_(registered_candidates()) {}
 
 std::optional<model::Prediction> Selector::predict(std::string_view algorithm,
@@ -133,7 +137,22 @@ std::optional<model::Prediction> Selector::predict(std::string_view algorithm,
 }
 
 Explanation Selector::explain(std::size_t bytes) const {
-  return coll::explain(params_, shape_, bytes, candidates_, tuning_);
+  Explanation out = coll::explain(params_, shape_, bytes, candidates_, tuning_);
+  const model::DecisionRule* rule = decisions_ ? decisions_->find(shape_, bytes) : nullptr;
+  if (rule == nullptr) return out;
+  const bool runnable =
+      std::find(candidates_.begin(), candidates_.end(), rule->algorithm) != candidates_.end();
+  const std::string where = "tuning file " + decisions_source_ + " (" + model::shape_key(shape_) +
+                            " from " + std::to_string(rule->from_bytes) + " B)";
+  if (!runnable) {
+    out.reason += "; " + where + " names " + rule->algorithm + ", not available here";
+    return out;
+  }
+  const std::string model_winner = out.winner;
+  out.winner = rule->algorithm;
+  out.reason = rule->algorithm + " measured fastest, " + where + "; the model would pick " +
+               (model_winner.empty() ? std::string("none") : model_winner);
+  return out;
 }
 
 std::string Selector::choose(std::size_t bytes) const {

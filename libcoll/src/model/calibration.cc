@@ -6,8 +6,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <string_view>
 #include <vector>
@@ -16,6 +14,7 @@
 #include "coll/clock.hpp"
 #include "coll/env.hpp"
 #include "coll/model/preset.hpp"
+#include "model/atomic_file.hpp"
 #include "model/parameter_file.hpp"
 #include "reduce/reducer.hpp"
 
@@ -145,13 +144,6 @@ Calibration calibrate(Comm& comm, const CalibrationOptions& options) {
 }
 
 void save_calibration(const Calibration& calibration, const std::string& path) {
-  const std::filesystem::path file(path);
-  std::error_code error;
-  if (file.has_parent_path()) std::filesystem::create_directories(file.parent_path(), error);
-  if (error) {
-    throw Error(Status::SystemError,
-                "cannot create the directory of calibration file " + path + ": " + error.message());
-  }
   const CostParams& p = calibration.params;
   std::ostringstream text;
   text << "# libcoll cost-model calibration, written by collbench --calibrate\n"
@@ -163,17 +155,7 @@ void save_calibration(const Calibration& calibration, const std::string& path) {
        << "inter.beta_s_per_byte = " << format_number(p.inter.beta_s_per_byte) << "\n"
        << "gamma_s_per_byte = " << format_number(p.gamma_s_per_byte) << "\n"
        << "source = " << p.source << "\n";
-  const std::string temporary = path + ".tmp" + std::to_string(::getpid());
-  {
-    std::ofstream out(temporary, std::ios::trunc);
-    out << text.str();
-    if (!out.flush()) throw_system_error("cannot write calibration file " + temporary);
-  }
-  std::filesystem::rename(temporary, file, error);  // readers never see half a file
-  if (error) {
-    throw Error(Status::SystemError,
-                "cannot write calibration file " + path + ": " + error.message());
-  }
+  write_file_atomically(path, text.str(), "calibration file");
 }
 
 std::optional<Calibration> load_calibration(const std::string& path) {

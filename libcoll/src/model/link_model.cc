@@ -1,8 +1,26 @@
 #include "model/link_model.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace coll::model {
+
+CostParams sharing_cores(const CostParams& params, double ranks_per_core) {
+  if (!(ranks_per_core > 1)) return params;
+  CostParams shared = params;
+  const double hand_over = (ranks_per_core - 1) * kCoreHandOverSeconds;
+  for (LinkParams* link : {&shared.intra, &shared.inter}) {
+    link->alpha_s += hand_over;
+    link->beta_s_per_byte *= ranks_per_core;
+  }
+  shared.staging_beta_s_per_byte *= ranks_per_core;
+  shared.gamma_s_per_byte *= ranks_per_core;
+  char note[96];
+  std::snprintf(note, sizeof note, "; %.2g ranks per core: beta, gamma x%.2g, alpha +%.0f us",
+                ranks_per_core, ranks_per_core, hand_over * 1e6);
+  shared.source += note;
+  return shared;
+}
 
 double intra_beta(const CostParams& params, int flows) {
   return std::max(params.intra.beta_s_per_byte, flows * params.staging_beta_s_per_byte);

@@ -1,0 +1,203 @@
+#!/usr/bin/python3
+"""libcoll against the libraries users would pick instead, interleaved, with ratios.
+
+Every round runs collbench and then each peer once (the same sizes, iterations and warm-up), so
+that load on the machine drifts over all of them alike; the table holds the median of the rounds.
+Peers: "mpi" is Open MPI's MPI_Allreduce (bench/peers/mpi_allreduce) on both of its paths, ob1
+(btl vader,self inside a node; btl tcp,self when --nodes > 1) and UCX, and the faster of the two
+per size counts; "gloo" is torch.distributed's Gloo (bench/peers/gloo_allreduce.py, needs
+python3-torch). Sweeps compare out-of-place times (Gloo reduces in place only: its in-place time
+is set against collbench's in-place time). Replays compare collbench's per-tensor replay with a
+per-tensor loop of the peer, and collbench --fusion auto (after backward, no overlap) with one
+peer all-reduce of the flat buffer. Ratio = peer time / collbench time: > 1 means libcoll is
+faster.
+"""
+import argparse
+import json
+import math
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe"]
+
+
+def mpi_paths(nodes):
+    """Open MPI's two paths with the settings that make each fastest here."""
+    ob1 = ["--mca", "pml", "ob1", "--mca", "btl", "tcp,self" if nodes > 1 else "vader,self"]
+    # OMPI 4.1 refuses pml ucx without InfiniBand unless any transport and device is allowed.
+    ucx = ["--mca", "pml", "ucx", "--mca", "pml_ucx_tls", "any", "--mca", "pml_ucx_devices", "any"]
+    if nodes > 1:
+        ucx += ["-x", "UCX_TLS=tcp,self"]
+    return {"mpi-ob1": ob1, "mpi-ucx": ucx}
+
+
+def run(command, log):
+    log.append(" ".join(command))
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=1800)
+    if done.returncode != 0:
+        sys.exit(f"compare: failed ({done.returncode}): {' '.join(command)}\n{done.stderr[-2000:]}")
+
+
+def load(path):
+    with open(path) as handle:
+        return json.load(handle)
+
+
+def sweep_times(report, placement):
+    return {row["bytes"]: row[placement]["time_us"] for row in report["results"] if placement in row}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--build", default=os.path.join(ROOT, "build"))
+    parser.add_argument("--nodes", type=int, default=1)
+    parser.add_argument("--ranks-per-node", type=int, default=2)
+    parser.add_argument("--peers", default="mpi,gloo", help="mpi, gloo, or both")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("-b", default="8")
+    parser.add_argument("-e", default="64M")
+    parser.add_argument("-f", default="8")
+    parser.add_argument("-n", default="20")
+    parser.add_argument("-w", default="5")
+    parser.add_argument("--models", default="googlenet,resnet50,alexnet",
+                        help="model replays, comma separated; 'none' for sizes only")
+    parser.add_argument("--replay-iters", default="5")
+    parser.add_argument("--json", help="write the table, commands and machine load here")
+    parser.add_argument("--markdown", help="write the table as markdown here")
+    args = parser.parse_args()
+    peers = [p for p in args.peers.split(",") if p]
+    if any(p not in ("mpi", "gloo") for p in peers) or args.rounds < 1:
+        parser.error("--peers takes mpi and/or gloo; --rounds >= 1")
+    if "gloo" in peers and subprocess.run(["/usr/bin/python3", "-c", "import torch"],
+                                          capture_output=True).returncode != 0:
+        print("# gloo: python3-torch is not installed, left out")
+        peers.remove("gloo")
+    ranks = args.nodes * args.ranks_per_node
+    collbench = os.path.join(args.build, "bench", "collbench")
+    mpi_driver = os.path.join(args.build, "bench", "peers", "mpi_allreduce")
+    gloo_driver = os.path.join(ROOT, "bench", "peers", "gloo_allreduce.py")
+    shape = ["--nodes", str(args.nodes), "--ranks-per-node", str(args.ranks_per_node)]
+    sizes = ["-b", args.b, "-e", args.e, "-f", args.f, "-n", args.n, "-w", args.w]
+    replay_counts = ["-n", args.replay_iters, "-w", "1"]
+    models = [] if args.models == "none" else args.models.split(",")
+    paths = mpi_paths(args.nodes) if "mpi" in peers else {}
+    uptime = [subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()]
+    commands, work = [], tempfile.mkdtemp(prefix="collbench-compare-")
+    samples = {}  # (case, who) -> list of per-round values (dict of size -> us, or ms)
+
+    def add(key, value):
+        samples.setdefault(key, []).append(value)
+
+    for round_index in range(args.rounds):
+        out = lambda name: os.path.join(work, f"{name}-{round_index}.json")  # noqa: E731
+        run([collbench, *shape, *sizes, "--algo", "auto", "--json", out("coll")], commands)
+        add(("sweep", "libcoll"), sweep_times(load(out("coll")), "out_of_place"))
+        add(("sweep-inplace", "libcoll"), sweep_times(load(out("coll")), "in_place"))
+        for name, mca in paths.items():
+            run([*MPIRUN, "-np", str(ranks), *mca, mpi_driver, *sizes, "--json", out(name)],
+                commands)
+            add(("sweep", name), sweep_times(load(out(name)), "out_of_place"))
+        if "gloo" in peers:
+            run(["/usr/bin/python3", gloo_driver, "--ranks", str(ranks), *sizes, "--json",
+                 out("gloo")], commands)
+            add(("sweep-inplace", "gloo"), sweep_times(load(out("gloo")), "in_place"))
+        for model in models:
+            replay = ["--model-gradients", model, *replay_counts]
+            run([collbench, *shape, *replay, "--algo", "auto", "--json", out("coll-" + model)],
+                commands)
+            add((model + " per tensor", "libcoll"), load(out("coll-" + model))["median_ms"])
+            run([collbench, *shape, *replay, "--fusion", "auto", "--compute-scale", "0.001",
+                 "--json", out("collf-" + model)], commands)
+            add((model + " fused", "libcoll"), load(out("collf-" + model))["exposed_ms"])
+            for fused in (False, True):
+                case = model + (" fused" if fused else " per tensor")
+                flag = ["--fused"] if fused else []
+                for name, mca in paths.items():
+                    path = out(f"{name}-{model}-{int(fused)}")
+                    run([*MPIRUN, "-np", str(ranks), *mca, mpi_driver, *replay, *flag, "--json",
+                         path], commands)
+                    add((case, name), load(path)["median_ms"])
+                if "gloo" in peers:
+                    path = out(f"gloo-{model}-{int(fused)}")
+                    run(["/usr/bin/python3", gloo_driver, "--ranks", str(ranks), *replay, *flag,
+                         "--json", path], commands)
+                    add((case, "gloo"), load(path)["median_ms"])
+    uptime.append(subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
+    shutil.rmtree(work, ignore_errors=True)
+
+    def median_of(key):
+        values = samples.get(key)
+        if not values:
+            return None
+        if isinstance(values[0], dict):
+            return {size: statistics.median(v[size] for v in values) for size in values[0]}
+        return statistics.median(values)
+
+    rows = []
+    coll_out, coll_in = median_of(("sweep", "libcoll")), median_of(("sweep-inplace", "libcoll"))
+    ob1, ucx = median_of(("sweep", "mpi-ob1")), median_of(("sweep", "mpi-ucx"))
+    gloo = median_of(("sweep-inplace", "gloo"))
+    for size in sorted(coll_out):
+        row = {"case": f"{size} B", "bytes": size, "unit": "us", "libcoll": coll_out[size]}
+        if ob1:
+            row["mpi-ob1"], row["mpi-ucx"] = ob1[size], ucx[size]
+            row["mpi best"] = min(ob1[size], ucx[size])
+            row["ratio mpi"] = row["mpi best"] / coll_out[size]
+        if gloo:
+            row["libcoll in-place"], row["gloo"] = coll_in[size], gloo[size]
+            row["ratio gloo"] = gloo[size] / coll_in[size]
+        rows.append(row)
+    for model in models:
+        for case in (model + " per tensor", model + " fused"):
+            coll = median_of((case, "libcoll"))
+            row = {"case": case, "unit": "ms", "libcoll": coll}
+            if ob1:
+                row["mpi-ob1"], row["mpi-ucx"] = median_of((case, "mpi-ob1")), median_of((case, "mpi-ucx"))
+                row["mpi best"] = min(row["mpi-ob1"], row["mpi-ucx"])
+                row["ratio mpi"] = row["mpi best"] / coll
+            if gloo is not None:
+                row["gloo"] = median_of((case, "gloo"))
+                row["ratio gloo"] = row["gloo"] / coll
+            rows.append(row)
+
+    columns = ["case", "unit", "libcoll", "mpi-ob1", "mpi-ucx", "mpi best", "ratio mpi",
+               "libcoll in-place", "gloo", "ratio gloo"]
+    columns = [c for c in columns if any(c in row for row in rows)]
+    fmt = lambda v: v if isinstance(v, str) else ("-" if v is None else f"{v:.3g}")  # noqa: E731
+    title = (f"# libcoll vs {', '.join(peers) or 'nothing'}: {args.nodes} node(s) x "
+             f"{args.ranks_per_node} rank(s), medians of {args.rounds} interleaved rounds; "
+             "ratio = peer / libcoll (> 1: libcoll faster)")
+    print(title)
+    print("# load before/after: " + " | ".join(uptime))
+    print("  ".join(f"{c:>16}" for c in columns))
+    for row in rows:
+        print("  ".join(f"{fmt(row.get(c, '')):>16}" for c in columns))
+    ratios = [f"ratio {peer}" for peer in peers]
+    missing = [row["case"] for row in rows for ratio in ratios
+               if not (isinstance(row.get(ratio), float) and math.isfinite(row[ratio])
+                       and row[ratio] > 0)]
+    if missing or not rows:
+        print(f"compare: no ratio for {', '.join(missing) or 'any row'}", file=sys.stderr)
+        return 1
+    if args.markdown:
+        with open(args.markdown, "w") as handle:
+            handle.write(title.lstrip("# ") + "\n\nLoad: " + " | ".join(uptime) + "\n\n")
+            handle.write("| " + " | ".join(columns) + " |\n|" + "---|" * len(columns) + "\n")
+            for row in rows:
+                handle.write("| " + " | ".join(fmt(row.get(c, "")) for c in columns) + " |\n")
+    if args.json:
+        with open(args.json, "w") as handle:
+            json.dump({"tool": "bench/compare.sh", "nodes": args.nodes,
+                       "ranks_per_node": args.ranks_per_node, "rounds": args.rounds,
+                       "peers": peers, "uptime": uptime, "commands": commands, "rows": rows},
+                      handle, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
