@@ -20,7 +20,7 @@ namespace {
 // that has work gets the core.
 constexpr double kIdleSpinSeconds = 1e-3;
 constexpr int kOversubscribedSpins = 16;
-constexpr int kMaxSleepMs = 2;
+constexpr int kMaxSleepUs = 2000;
 
 std::string seconds_text(double seconds) {  // "60", "0.2"
   char text[32];
@@ -30,10 +30,8 @@ std::string seconds_text(double seconds) {  // "60", "0.2"
 
 }  // namespace
 
-Waiter::Waiter(Transport& transport, Hooks& hooks, Bootstrap* bootstrap,
-               const TransportOptions& options)
+Waiter::Waiter(Transport& transport, Bootstrap* bootstrap, const TransportOptions& options)
     : transport_(transport),
-      hooks_(hooks),
       bootstrap_(bootstrap),
       timeout_s_(options.timeout_s),
       oversubscribed_(options.ranks_on_this_host > std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN))) {}
@@ -87,7 +85,7 @@ void Waiter::wait_all(std::span<Transport::Request> requests) {
     if (deadline.expired()) {
       const Transport::Request& stuck = requests[first_pending];
       check_abort();
-      hooks_.check_link(stuck.peer);
+      transport_.check_link(stuck.peer);
       throw Error(Status::Timeout,
                   std::string("no progress ") + (stuck.is_send ? "sending to" : "receiving from") +
                       " rank " + std::to_string(stuck.peer) + " within " +
@@ -103,12 +101,12 @@ void Waiter::wait_all(std::span<Transport::Request> requests) {
     idle = 0;
     check_abort();
     for (std::size_t i = first_pending; i < requests.size(); ++i) {
-      if (!requests[i].done) hooks_.check_link(requests[i].peer);
+      if (!requests[i].done) transport_.check_link(requests[i].peer);
     }
-    const double remaining_ms = std::max(0.0, deadline.remaining() * 1000);
-    hooks_.sleep_until_event(
+    const double remaining_us = std::max(0.0, deadline.remaining() * 1e6);
+    transport_.sleep_until_event(
         bootstrap_ ? bootstrap_->abort_fd() : -1,
-        static_cast<int>(std::min<double>(kMaxSleepMs, std::ceil(remaining_ms))));
+        static_cast<int>(std::min<double>(kMaxSleepUs, std::ceil(remaining_us))));
   }
 }
 
