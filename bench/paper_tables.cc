@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "coll/error.hpp"
+#include "emulation.hpp"
 #include "iteration_model.hpp"
 #include "model/preset.hpp"
 #include "model_table.hpp"
@@ -19,11 +20,7 @@ namespace {
 
 const std::vector<std::string> kModels{"alexnet", "googlenet", "resnet50"};
 constexpr char kDefaultPreset[] = "p40-ib56";
-
-struct Config {
-  int table, nodes, ranks_per_node;
-};
-constexpr Config kPaperConfigs[] = {{6, 1, 1}, {6, 1, 2}, {6, 1, 4}, {7, 2, 4}, {7, 4, 4}};
+const std::vector<PaperShape> kPaperConfigs{{6, 1, 1}, {6, 1, 2}, {6, 1, 4}, {7, 2, 4}, {7, 4, 4}};
 
 coll::model::CostParams params_of(const Options& options) {
   return coll::model::preset_or_throw(
@@ -93,6 +90,16 @@ void set_efficiency(TableCell& cell, const TableCell& single) {
       (samples / cell.iteration_ms) / (cell.gpus() * samples_single / single.iteration_ms);
 }
 
+const TableCell* find_cell(const std::vector<TableCell>& cells, const std::string& model,
+                           const std::string& strategy, int gpus) {
+  for (const auto& cell : cells) {
+    if (cell.model == model && cell.strategy == strategy && cell.gpus() == gpus) return &cell;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 std::string ms(double value) {
   char text[32];
   std::snprintf(text, sizeof text, value >= 100 ? "%.0f" : value >= 10 ? "%.1f" : "%.2f", value);
@@ -105,18 +112,33 @@ std::string percent(double value) {
   return text;
 }
 
-const TableCell* find_cell(const std::vector<TableCell>& cells, const std::string& model,
-                           const std::string& strategy, int gpus) {
-  for (const auto& cell : cells) {
-    if (cell.model == model && cell.strategy == strategy && cell.gpus() == gpus) return &cell;
-  }
-  return nullptr;
+const std::vector<std::string>& paper_models() {
+  return kModels;
 }
 
-std::string header(const Options& options, const char* what) {
+const std::vector<PaperShape>& paper_shapes() {
+  return kPaperConfigs;
+}
+
+coll::model::CostParams table_params(const Options& options) {
+  return params_of(options);
+}
+
+coll::model::CostParams preset_params(const std::string& name) {
+  return coll::model::preset_or_throw(name, "preset");
+}
+
+TableCell modelled_cell(const Options& options, const Strategy& strategy, const std::string& model,
+                        const std::string& variant, int nodes, int ranks_per_node) {
+  const ModelTable table = load_model_table(
+      options.models_dir, model, variant.empty() ? strategy.variant_for(model) : variant);
+  return model_cell(options, params_of(options), strategy, table, nodes, ranks_per_node);
+}
+
+std::string tables_header(const Options& options, const std::string& what) {
   const auto params = params_of(options);
   std::ostringstream out;
-  out << "# " << what << ", modelled (cost model + WFBP simulator; no process launched)\n"
+  out << "# " << what << "\n"
       << "# cost model: " << params.source << "\n"
       << "# compute: "
       << (options.compute_profile == "p40" ? "Tesla P40 from FLOPs (docs/compute_profile.md)"
@@ -131,8 +153,6 @@ std::string header(const Options& options, const char* what) {
   return out.str();
 }
 
-}  // namespace
-
 std::vector<TableCell> paper_table_cells(const Options& options) {
   const auto params = params_of(options);
   std::vector<TableCell> cells;
@@ -140,7 +160,7 @@ std::vector<TableCell> paper_table_cells(const Options& options) {
     for (const auto& strategy : strategies()) {
       const ModelTable table = table_for(options, strategy, model);
       const TableCell single = model_cell(options, params, strategy, table, 1, 1);
-      for (const Config& config : kPaperConfigs) {
+      for (const PaperShape& config : kPaperConfigs) {
         TableCell cell =
             config.ranks_per_node == 1
                 ? single
@@ -175,7 +195,9 @@ std::vector<TableCell> scaling_cells(const Options& options) {
 
 std::string paper_tables_markdown(const std::vector<TableCell>& cells, const Options& options) {
   std::ostringstream out;
-  out << header(options, "The paper's Tables 6 and 7");
+  out << tables_header(options,
+                       "The paper's Tables 6 and 7, modelled (cost model + WFBP simulator; "
+                       "no process launched)");
   for (int table : {6, 7}) {
     out << "\n## Table " << table
         << (table == 6 ? ": gradient aggregation inside one node (1, 2, 4 GPUs)"
@@ -232,7 +254,9 @@ std::string paper_tables_markdown(const std::vector<TableCell>& cells, const Opt
 
 std::string scaling_markdown(const std::vector<TableCell>& cells, const Options& options) {
   std::ostringstream out;
-  out << header(options, "Scaling simulation");
+  out << tables_header(options,
+                       "Scaling simulation, modelled (cost model + WFBP simulator; no process "
+                       "launched)");
   std::vector<int> gpus;
   for (const auto& cell : cells) {
     if (std::find(gpus.begin(), gpus.end(), cell.gpus()) == gpus.end()) gpus.push_back(cell.gpus());
@@ -318,6 +342,7 @@ int emit(const std::string& markdown, const std::string& json, const Options& op
 }  // namespace
 
 int run_paper_tables(const Options& options) {
+  if (options.emulate) return run_emulated_tables(options);
   const auto cells = paper_table_cells(options);
   return emit(paper_tables_markdown(cells, options), cells_json(cells, options, "paper-tables"),
               options);
