@@ -12,7 +12,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
 
@@ -309,12 +308,11 @@ std::string emulation_warning(const TableCell& cell, double gradient_bytes, doub
   // ring's 2 (n-1) steps per bucket (its pipelined segments overlap their waits).
   const double per_core = (ranks + machine.others_load) / machine.cores;
   const double wake_s = std::max(machine.wake_s, kTurnPerRunnableS * std::max(0.0, per_core - 1));
-  const double messages = double(cell.buckets) * 2 * (ranks - 1);
-  if (messages * wake_s > kMaxWakeShare * emulated_comm_s) {
-    return "latency-bound: ~" + number(std::round(messages)) +
-           " messages in sequence, each waiting ~" + ms(wake_s * 1e3) +
-           " ms for its rank to wake (" + std::to_string(ranks) + " ranks, load " +
-           number(machine.others_load) + " on " + std::to_string(machine.cores) +
+  const double steps = double(cell.buckets) * 2 * (ranks - 1);
+  if (steps * wake_s > kMaxWakeShare * emulated_comm_s) {
+    return "latency-bound: ~" + number(std::round(steps)) + " steps in sequence, each waiting ~" +
+           ms(wake_s * 1e3) + " ms for its rank to wake (" + std::to_string(ranks) +
+           " ranks, load " + number(machine.others_load) + " on " + std::to_string(machine.cores) +
            " cores), against " + ms(emulated_comm_s * 1e3) +
            " ms of emulated communication (raise --time-scale)";
   }
@@ -349,50 +347,33 @@ int run_emulated_tables(const Options& options) {
   const bool closing_wanted =
       options.strategy.empty() && (!options.nodes_given || options.nodes == 4);
   const std::string closing = closing_wanted ? closing_line(run, cells) : "";
-  std::fputs((markdown(options, machine, cells) + closing).c_str(), stdout);
   fs::remove_all(dir);
+  nlohmann::ordered_json doc;
+  doc["tool"] = "collbench";
+  doc["mode"] = "paper-tables-emulated";
+  doc["cost_model"] = params.source;
+  doc["shape"] = shape_of(params, options.time_scale);
+  doc["time_scale"] = options.time_scale;
+  doc["machine"] = {
+      {"cores", machine.cores}, {"load", machine.others_load}, {"wake_ms", machine.wake_s * 1e3}};
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
   int failed = 0;
-  for (const auto& cell : cells) failed += !cell.error.empty();
-  if (!options.json_path.empty()) {
-    nlohmann::ordered_json doc;
-    doc["tool"] = "collbench";
-    doc["mode"] = "paper-tables-emulated";
-    doc["cost_model"] = params.source;
-    doc["shape"] = shape_of(params, options.time_scale);
-    doc["time_scale"] = options.time_scale;
-    doc["machine"] = {
-        {"cores", machine.cores}, {"load", machine.others_load}, {"wake_ms", machine.wake_s * 1e3}};
-    nlohmann::ordered_json list = nlohmann::ordered_json::array();
-    for (const auto& cell : cells) {
-      const TableCell& m = cell.model;
-      list.push_back({{"table", m.table},
-                      {"model", m.model},
-                      {"strategy", m.strategy},
-                      {"variant", m.variant},
-                      {"gpus", m.gpus()},
-                      {"nodes", m.nodes},
-                      {"ranks_per_node", m.ranks_per_node},
-                      {"model_comm_ms", m.comm_ms},
-                      {"model_exposed_ms", m.exposed_ms},
-                      {"model_iteration_ms", m.iteration_ms},
-                      {"comm_ms", cell.comm_ms},
-                      {"exposed_ms", cell.exposed_ms},
-                      {"backward_ms", cell.backward_ms},
-                      {"comm_deviation", deviation(cell.comm_ms, m.comm_ms)},
-                      {"exposed_deviation", deviation(cell.exposed_ms, m.exposed_ms)},
-                      {"cpu_load", cell.cpu_load},
-                      {"warning", cell.warning},
-                      {"error", cell.error}});
-    }
-    doc["cells"] = list;
-    std::ofstream out(options.json_path);
-    out << doc.dump(1) << "\n";
-    if (!out.flush()) {
-      std::fprintf(stderr, "collbench: cannot write %s\n", options.json_path.c_str());
-      return 1;
-    }
+  for (const auto& cell : cells) {
+    failed += !cell.error.empty();
+    list.push_back({{"modelled", cell_json(cell.model)},
+                    {"comm_ms", cell.comm_ms},
+                    {"exposed_ms", cell.exposed_ms},
+                    {"backward_ms", cell.backward_ms},
+                    {"comm_deviation", deviation(cell.comm_ms, cell.model.comm_ms)},
+                    {"exposed_deviation", deviation(cell.exposed_ms, cell.model.exposed_ms)},
+                    {"cpu_load", cell.cpu_load},
+                    {"warning", cell.warning},
+                    {"error", cell.error}});
   }
-  return failed == 0 ? 0 : 1;
+  doc["cells"] = list;
+  const int status =
+      print_and_save(markdown(options, machine, cells) + closing, doc.dump(1) + "\n", options);
+  return failed == 0 ? status : 1;
 }
 
 }  // namespace collbench

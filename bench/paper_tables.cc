@@ -290,6 +290,27 @@ std::string scaling_markdown(const std::vector<TableCell>& cells, const Options&
   return out.str();
 }
 
+nlohmann::ordered_json cell_json(const TableCell& cell) {
+  return {{"table", cell.table},
+          {"model", cell.model},
+          {"strategy", cell.strategy},
+          {"variant", cell.variant},
+          {"gpus", cell.gpus()},
+          {"nodes", cell.nodes},
+          {"ranks_per_node", cell.ranks_per_node},
+          {"batch_per_gpu", cell.batch_per_gpu},
+          {"forward_ms", cell.forward_ms},
+          {"backward_ms", cell.backward_ms},
+          {"comm_ms", cell.comm_ms},
+          {"exposed_ms", cell.exposed_ms},
+          {"iteration_ms", cell.iteration_ms},
+          {"efficiency", cell.efficiency},
+          {"fusion", cell.fusion},
+          {"buckets", cell.buckets},
+          {"algorithms", cell.algorithms},
+          {"simulated_ms", cell.simulated_ms}};
+}
+
 std::string cells_json(const std::vector<TableCell>& cells, const Options& options,
                        const std::string& mode) {
   nlohmann::ordered_json doc;
@@ -300,33 +321,12 @@ std::string cells_json(const std::vector<TableCell>& cells, const Options& optio
   doc["compute_profile"] = options.compute_profile;
   doc["compute_scale"] = options.compute_scale;
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
-  for (const auto& cell : cells) {
-    list.push_back({{"table", cell.table},
-                    {"model", cell.model},
-                    {"strategy", cell.strategy},
-                    {"variant", cell.variant},
-                    {"gpus", cell.gpus()},
-                    {"nodes", cell.nodes},
-                    {"ranks_per_node", cell.ranks_per_node},
-                    {"batch_per_gpu", cell.batch_per_gpu},
-                    {"forward_ms", cell.forward_ms},
-                    {"backward_ms", cell.backward_ms},
-                    {"comm_ms", cell.comm_ms},
-                    {"exposed_ms", cell.exposed_ms},
-                    {"iteration_ms", cell.iteration_ms},
-                    {"efficiency", cell.efficiency},
-                    {"fusion", cell.fusion},
-                    {"buckets", cell.buckets},
-                    {"algorithms", cell.algorithms},
-                    {"simulated_ms", cell.simulated_ms}});
-  }
+  for (const auto& cell : cells) list.push_back(cell_json(cell));
   doc["cells"] = list;
   return doc.dump(1) + "\n";
 }
 
-namespace {
-
-int emit(const std::string& markdown, const std::string& json, const Options& options) {
+int print_and_save(const std::string& markdown, const std::string& json, const Options& options) {
   std::fputs(markdown.c_str(), stdout);
   if (!options.json_path.empty()) {
     std::ofstream out(options.json_path);
@@ -339,18 +339,17 @@ int emit(const std::string& markdown, const std::string& json, const Options& op
   return 0;
 }
 
-}  // namespace
-
 int run_paper_tables(const Options& options) {
   if (options.emulate) return run_emulated_tables(options);
   const auto cells = paper_table_cells(options);
-  return emit(paper_tables_markdown(cells, options), cells_json(cells, options, "paper-tables"),
-              options);
+  return print_and_save(paper_tables_markdown(cells, options),
+                        cells_json(cells, options, "paper-tables"), options);
 }
 
 int run_scaling(const Options& options) {
   const auto cells = scaling_cells(options);
-  return emit(scaling_markdown(cells, options), cells_json(cells, options, "scaling"), options);
+  return print_and_save(scaling_markdown(cells, options), cells_json(cells, options, "scaling"),
+                        options);
 }
 
 }  // namespace collbench

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "coll/model/link_params.hpp"
 #include "options.hpp"
 #include "strategy.hpp"
@@ -57,6 +59,9 @@ std::string paper_tables_markdown(const std::vector<TableCell>& cells, const Opt
 std::string scaling_markdown(const std::vector<TableCell>& cells, const Options& options);
 std::string cells_json(const std::vector<TableCell>& cells, const Options& options,
                        const std::string& mode);
+nlohmann::ordered_json cell_json(const TableCell& cell);
+// Prints `markdown` and writes `json` to --json when given; returns the exit status.
+int print_and_save(const std::string& markdown, const std::string& json, const Options& options);
 
 // --paper-tables (with --emulate: emulation.hpp) / --model-only --scaling: prints, writes --json;
 // returns the exit status.

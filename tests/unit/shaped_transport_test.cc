@@ -1,6 +1,6 @@
 // The shaped transport emulates links: a shaped link carries bytes at its set rate (within 10 %)
 // and adds its latency alpha to every message; a node's NIC is shared by its ranks; the shape's
-// text form is checked. Rates are set low (MB/s) so that this loaded 2-core machine is never the
+// text form is checked. Rates are set low (8 MB/s) so that this loaded 2-core machine is never the
 // bottleneck.
 #include <gtest/gtest.h>
 
@@ -76,51 +76,52 @@ double stream(std::vector<std::unique_ptr<coll::Transport>>& ranks,
 
 TEST(ShapedTransport, IntraLinkCarriesItsSetRate) {
   coll::LinkShape shape;
-  shape.intra = {0, 1 / 16e6};  // 16 MB/s: 8 MiB take 0.52 s
+  shape.intra = {0, 1 / 8e6};  // 8 MB/s: 8 MiB take 1 s
   auto ranks = shaped_world(shape, {0, 0});
   constexpr std::size_t kTotal = 8u << 20;
   const double elapsed = stream(ranks, {{0, 1}}, kTotal, 64u << 10);
   const double rate = kTotal / elapsed;
-  EXPECT_NEAR(rate, 16e6, 0.10 * 16e6) << "achieved " << rate / 1e6 << " MB/s in " << elapsed;
+  EXPECT_NEAR(rate, 8e6, 0.10 * 8e6) << "achieved " << rate / 1e6 << " MB/s in " << elapsed;
 }
 
 TEST(ShapedTransport, TimeScaleSlowsTheLinkByK) {
   coll::LinkShape shape;
-  shape.intra = {0, 1 / 160e6};  // 160 MB/s, slowed 10 times: 16 MB/s
+  shape.intra = {0, 1 / 80e6};  // 80 MB/s, slowed 10 times: 8 MB/s
   shape.time_scale = 10;
   auto ranks = shaped_world(shape, {0, 0});
   constexpr std::size_t kTotal = 8u << 20;
   const double rate = kTotal / stream(ranks, {{0, 1}}, kTotal, 256u << 10);
-  EXPECT_NEAR(rate, 16e6, 0.10 * 16e6) << "achieved " << rate / 1e6 << " MB/s";
+  EXPECT_NEAR(rate, 8e6, 0.10 * 8e6) << "achieved " << rate / 1e6 << " MB/s";
 }
 
 TEST(ShapedTransport, RanksOfOneNodeShareItsNic) {
   coll::LinkShape shape;
-  shape.inter = {0, 1 / 16e6};
+  shape.inter = {0, 1 / 8e6};
   auto ranks = shaped_world(shape, {0, 0, 1, 1});
   constexpr std::size_t kTotal = 4u << 20;  // from each of two ranks: 8 MiB through one NIC
   const double rate = 2 * kTotal / stream(ranks, {{0, 2}, {1, 3}}, kTotal, 64u << 10);
-  EXPECT_NEAR(rate, 16e6, 0.10 * 16e6) << "achieved " << rate / 1e6 << " MB/s for the node";
+  EXPECT_NEAR(rate, 8e6, 0.10 * 8e6) << "achieved " << rate / 1e6 << " MB/s for the node";
 }
 
 TEST(ShapedTransport, StagingPathLimitsANodesConcurrentCopies) {
   coll::LinkShape shape;
-  shape.intra = {0, 1 / 32e6};               // each link 32 MB/s alone
-  shape.staging_beta_s_per_byte = 1 / 16e6;  // the node's staging path: 16 MB/s for all
+  shape.intra = {0, 1 / 16e6};              // each link 16 MB/s alone
+  shape.staging_beta_s_per_byte = 1 / 8e6;  // the node's staging path: 8 MB/s for all
   auto ranks = shaped_world(shape, {0, 0, 0, 0});
   constexpr std::size_t kTotal = 4u << 20;
   const double rate = 2 * kTotal / stream(ranks, {{0, 1}, {2, 3}}, kTotal, 64u << 10);
-  EXPECT_NEAR(rate, 16e6, 0.10 * 16e6) << "achieved " << rate / 1e6 << " MB/s for the node";
+  EXPECT_NEAR(rate, 8e6, 0.10 * 8e6) << "achieved " << rate / 1e6 << " MB/s for the node";
 }
 
 TEST(ShapedTransport, EveryMessageTakesAlpha) {
   coll::LinkShape shape;
-  // 100 ms one way: long beside the few ms a woken thread may wait for a core on a loaded
-  // machine (that wait is the emulation's latency floor, docs/emulation.md).
-  constexpr double kAlpha = 0.1;
+  // 200 ms one way: long beside the 5-40 ms a woken thread may wait for a core on this loaded
+  // machine (that wait is the emulation's latency floor, docs/emulation.md). Never less than
+  // alpha; at most a quarter more (a missing or doubled alpha fails either way).
+  constexpr double kAlpha = 0.2;
   shape.inter = {kAlpha, 0};
   auto ranks = shaped_world(shape, {0, 1});
-  constexpr int kRoundTrips = 5;
+  constexpr int kRoundTrips = 4;
   std::thread echo([&] {
     for (int i = 0; i < kRoundTrips; ++i) {
       int value = 0;
@@ -145,7 +146,7 @@ TEST(ShapedTransport, EveryMessageTakesAlpha) {
   std::sort(one_way.begin(), one_way.end());
   const double median = one_way[one_way.size() / 2];
   EXPECT_GE(median, kAlpha);
-  EXPECT_LE(median, kAlpha * 1.15) << "one-way " << median * 1e3 << " ms";
+  EXPECT_LE(median, kAlpha * 1.25) << "one-way " << median * 1e3 << " ms";
 }
 
 TEST(LinkShape, ParsesItsOwnTextAndRejectsBadParts) {

@@ -214,16 +214,21 @@ ThreadJobResult run_thread_job(int ranks) {
   return job;
 }
 
+// Every rank of `job` summed 1 + 2 + 3 + 4 and describes its communicator with each of `parts`.
+void expect_sums_described_as(const ThreadJobResult& job, std::vector<std::string> parts) {
+  for (std::size_t rank = 0; rank < job.errors.size(); ++rank) {
+    ASSERT_EQ(job.errors[rank], "") << "rank " << rank;
+    for (const auto& part : parts) {
+      EXPECT_TRUE(says(job.descriptions[rank], part)) << job.descriptions[rank];
+    }
+    EXPECT_EQ(job.results[rank], std::vector<float>(1001, 10.0f)) << "rank " << rank;
+  }
+}
+
 TEST(InprocTransport, SelectedByNameForRanksThatAreThreads) {
   ScopedEnv transport("COLL_TRANSPORT", "inproc");
   constexpr int kRanks = 4;
-  const ThreadJobResult job = run_thread_job(kRanks);
-  for (int rank = 0; rank < kRanks; ++rank) {
-    ASSERT_EQ(job.errors[rank], "") << "rank " << rank;
-    EXPECT_TRUE(says(job.descriptions[rank], "inproc: 4 ranks as threads"))
-        << job.descriptions[rank];
-    EXPECT_EQ(job.results[rank], std::vector<float>(1001, 10.0f)) << "rank " << rank;
-  }
+  expect_sums_described_as(run_thread_job(kRanks), {"inproc: 4 ranks as threads"});
 }
 
 // A wrapper named before the transport: the shaped links deliver the same result.
@@ -231,14 +236,7 @@ TEST(ShapedTransport, WrapsATransportChosenByName) {
   ScopedEnv transport("COLL_TRANSPORT", "shaped:inproc");
   ScopedEnv shape("COLL_SHAPE", "intra=1e-4:1e-8,inter=1e-4:1e-8");
   constexpr int kRanks = 4;
-  const ThreadJobResult job = run_thread_job(kRanks);
-  for (int rank = 0; rank < kRanks; ++rank) {
-    ASSERT_EQ(job.errors[rank], "") << "rank " << rank;
-    EXPECT_TRUE(says(job.descriptions[rank], "shaped(intra=0.0001:1e-08"))
-        << job.descriptions[rank];
-    EXPECT_TRUE(says(job.descriptions[rank], "over inproc")) << job.descriptions[rank];
-    EXPECT_EQ(job.results[rank], std::vector<float>(1001, 10.0f)) << "rank " << rank;
-  }
+  expect_sums_described_as(run_thread_job(kRanks), {"shaped(intra=0.0001:1e-08", "over inproc"});
 }
 
 TEST(ShapedTransport, WithoutAShapeFailsNamingTheVariable) {
