@@ -161,6 +161,13 @@ Options parse_options(int argc, const char* const* argv) {
       "the paper's Tables 6 and 7 for every model and strategy, modelled (markdown; --json)")(
       "scaling", po::bool_switch(&options.scaling),
       "every model and strategy at 64-4096 GPUs, modelled (--ranks-per-node, default 8)")(
+      "emulate", po::bool_switch(&options.emulate),
+      "with --paper-tables: measure every cell up to 16 ranks over links shaped like the preset's "
+      "(COLL_TRANSPORT=shaped:ucx), model beside emulation; --model-gradients, --strategy, "
+      "--nodes and --ranks-per-node select cells; see docs/emulation.md")(
+      "time-scale", po::value(&options.time_scale)->default_value(50),
+      "with --emulate: links and compute run K times slower and times are divided by K, so that "
+      "links faster than this machine can be emulated")(
       "batch-per", po::value(&batch_per)->default_value("gpu"),
       "the model's batch (alexnet 1024, googlenet 128, resnet50 32) is per gpu or per node");
   po::options_description cost("Cost model");
@@ -194,6 +201,7 @@ Options parse_options(int argc, const char* const* argv) {
 
   options.ranks_per_node_given =
       !values["ranks-per-node"].defaulted() || values.count("gpus-per-node") > 0;
+  options.nodes_given = !values["nodes"].defaulted();
   if (options.nodes < 1 || options.nodes > 1024) throw UsageError("--nodes must be in [1, 1024]");
   if (options.ranks_per_node < 1 || options.ranks_per_node > 256) {
     throw UsageError("--ranks-per-node must be in [1, 256]");
@@ -281,6 +289,17 @@ Options parse_options(int argc, const char* const* argv) {
     } catch (const coll::Error& error) {
       throw UsageError(error.what());
     }
+  }
+  if (options.emulate && !options.paper_tables) throw UsageError("--emulate needs --paper-tables");
+  if (!values["time-scale"].defaulted() && !options.emulate) {
+    throw UsageError("--time-scale needs --emulate");
+  }
+  if (!(options.time_scale >= 1) || options.time_scale > 1e5) {
+    throw UsageError("--time-scale must be in [1, 100000]");
+  }
+  if (options.emulate) {  // an emulated iteration takes K times its modelled time
+    if (values["iters"].defaulted()) options.iterations = 3;
+    if (values["warmup_iters"].defaulted()) options.warmup = 1;
   }
   options.strategy_list = options.strategy == "list";
   if (!options.strategy.empty() && !options.strategy_list) {

@@ -64,6 +64,10 @@ struct Options {
   bool paper_tables = false;    // the paper's Tables 6 and 7, modelled
   bool scaling = false;         // every strategy and model at 64-4096 GPUs, modelled
   bool batch_per_node = false;  // --batch-per node: the model's batch is split over a node's GPUs
+  // --paper-tables --emulate: every cell this machine can host measured over shaped links.
+  bool emulate = false;
+  double time_scale = 50;    // --time-scale K: links and compute K times slower, times / K
+  bool nodes_given = false;  // --nodes on the command line (an emulation filter)
 
   // Cost model.
   bool calibrate = false;   // measure alpha/beta/gamma, save them, exit

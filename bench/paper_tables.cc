@@ -10,6 +10,7 @@
 
 #include "coll/error.hpp"
 #include "coll/model/preset.hpp"
+#include "emulation.hpp"
 #include "iteration_model.hpp"
 #include "model_table.hpp"
 #include "strategy.hpp"
@@ -19,11 +20,7 @@ namespace {
 
 const std::vector<std::string> kModels{"alexnet", "googlenet", "resnet50"};
 constexpr char kDefaultPreset[] = "p40-ib56";
-
-struct Config {
-  int table, nodes, ranks_per_node;
-};
-constexpr Config kPaperConfigs[] = {{6, 1, 1}, {6, 1, 2}, {6, 1, 4}, {7, 2, 4}, {7, 4, 4}};
+const std::vector<PaperShape> kPaperConfigs{{6, 1, 1}, {6, 1, 2}, {6, 1, 4}, {7, 2, 4}, {7, 4, 4}};
 
 coll::model::CostParams params_of(const Options& options) {
   return coll::model::preset_or_throw(
@@ -93,6 +90,16 @@ void set_efficiency(TableCell& cell, const TableCell& single) {
       (samples / cell.iteration_ms) / (cell.gpus() * samples_single / single.iteration_ms);
 }
 
+const TableCell* find_cell(const std::vector<TableCell>& cells, const std::string& model,
+                           const std::string& strategy, int gpus) {
+  for (const auto& cell : cells) {
+    if (cell.model == model && cell.strategy == strategy && cell.gpus() == gpus) return &cell;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 std::string ms(double value) {
   char text[32];
   std::snprintf(text, sizeof text, value >= 100 ? "%.0f" : value >= 10 ? "%.1f" : "%.2f", value);
@@ -105,18 +112,33 @@ std::string percent(double value) {
   return text;
 }
 
-const TableCell* find_cell(const std::vector<TableCell>& cells, const std::string& model,
-                           const std::string& strategy, int gpus) {
-  for (const auto& cell : cells) {
-    if (cell.model == model && cell.strategy == strategy && cell.gpus() == gpus) return &cell;
-  }
-  return nullptr;
+const std::vector<std::string>& paper_models() {
+  return kModels;
 }
 
-std::string header(const Options& options, const char* what) {
+const std::vector<PaperShape>& paper_shapes() {
+  return kPaperConfigs;
+}
+
+coll::model::CostParams table_params(const Options& options) {
+  return params_of(options);
+}
+
+coll::model::CostParams preset_params(const std::string& name) {
+  return coll::model::preset_or_throw(name, "preset");
+}
+
+TableCell modelled_cell(const Options& options, const Strategy& strategy, const std::string& model,
+                        const std::string& variant, int nodes, int ranks_per_node) {
+  const ModelTable table = load_model_table(
+      options.models_dir, model, variant.empty() ? strategy.variant_for(model) : variant);
+  return model_cell(options, params_of(options), strategy, table, nodes, ranks_per_node);
+}
+
+std::string tables_header(const Options& options, const std::string& what) {
   const auto params = params_of(options);
   std::ostringstream out;
-  out << "# " << what << ", modelled (cost model + WFBP simulator; no process launched)\n"
+  out << "# " << what << "\n"
       << "# cost model: " << params.source << "\n"
       << "# compute: "
       << (options.compute_profile == "p40" ? "Tesla P40 from FLOPs (docs/compute_profile.md)"
@@ -131,8 +153,6 @@ std::string header(const Options& options, const char* what) {
   return out.str();
 }
 
-}  // namespace
-
 std::vector<TableCell> paper_table_cells(const Options& options) {
   const auto params = params_of(options);
   std::vector<TableCell> cells;
@@ -140,7 +160,7 @@ std::vector<TableCell> paper_table_cells(const Options& options) {
     for (const auto& strategy : strategies()) {
       const ModelTable table = table_for(options, strategy, model);
       const TableCell single = model_cell(options, params, strategy, table, 1, 1);
-      for (const Config& config : kPaperConfigs) {
+      for (const PaperShape& config : kPaperConfigs) {
         TableCell cell =
             config.ranks_per_node == 1
                 ? single
@@ -175,7 +195,9 @@ std::vector<TableCell> scaling_cells(const Options& options) {
 
 std::string paper_tables_markdown(const std::vector<TableCell>& cells, const Options& options) {
   std::ostringstream out;
-  out << header(options, "The paper's Tables 6 and 7");
+  out << tables_header(options,
+                       "The paper's Tables 6 and 7, modelled (cost model + WFBP simulator; "
+                       "no process launched)");
   for (int table : {6, 7}) {
     out << "\n## Table " << table
         << (table == 6 ? ": gradient aggregation inside one node (1, 2, 4 GPUs)"
@@ -232,7 +254,9 @@ std::string paper_tables_markdown(const std::vector<TableCell>& cells, const Opt
 
 std::string scaling_markdown(const std::vector<TableCell>& cells, const Options& options) {
   std::ostringstream out;
-  out << header(options, "Scaling simulation");
+  out << tables_header(options,
+                       "Scaling simulation, modelled (cost model + WFBP simulator; no process "
+                       "launched)");
   std::vector<int> gpus;
   for (const auto& cell : cells) {
     if (std::find(gpus.begin(), gpus.end(), cell.gpus()) == gpus.end()) gpus.push_back(cell.gpus());
@@ -266,6 +290,27 @@ std::string scaling_markdown(const std::vector<TableCell>& cells, const Options&
   return out.str();
 }
 
+nlohmann::ordered_json cell_json(const TableCell& cell) {
+  return {{"table", cell.table},
+          {"model", cell.model},
+          {"strategy", cell.strategy},
+          {"variant", cell.variant},
+          {"gpus", cell.gpus()},
+          {"nodes", cell.nodes},
+          {"ranks_per_node", cell.ranks_per_node},
+          {"batch_per_gpu", cell.batch_per_gpu},
+          {"forward_ms", cell.forward_ms},
+          {"backward_ms", cell.backward_ms},
+          {"comm_ms", cell.comm_ms},
+          {"exposed_ms", cell.exposed_ms},
+          {"iteration_ms", cell.iteration_ms},
+          {"efficiency", cell.efficiency},
+          {"fusion", cell.fusion},
+          {"buckets", cell.buckets},
+          {"algorithms", cell.algorithms},
+          {"simulated_ms", cell.simulated_ms}};
+}
+
 std::string cells_json(const std::vector<TableCell>& cells, const Options& options,
                        const std::string& mode) {
   nlohmann::ordered_json doc;
@@ -276,33 +321,12 @@ std::string cells_json(const std::vector<TableCell>& cells, const Options& optio
   doc["compute_profile"] = options.compute_profile;
   doc["compute_scale"] = options.compute_scale;
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
-  for (const auto& cell : cells) {
-    list.push_back({{"table", cell.table},
-                    {"model", cell.model},
-                    {"strategy", cell.strategy},
-                    {"variant", cell.variant},
-                    {"gpus", cell.gpus()},
-                    {"nodes", cell.nodes},
-                    {"ranks_per_node", cell.ranks_per_node},
-                    {"batch_per_gpu", cell.batch_per_gpu},
-                    {"forward_ms", cell.forward_ms},
-                    {"backward_ms", cell.backward_ms},
-                    {"comm_ms", cell.comm_ms},
-                    {"exposed_ms", cell.exposed_ms},
-                    {"iteration_ms", cell.iteration_ms},
-                    {"efficiency", cell.efficiency},
-                    {"fusion", cell.fusion},
-                    {"buckets", cell.buckets},
-                    {"algorithms", cell.algorithms},
-                    {"simulated_ms", cell.simulated_ms}});
-  }
+  for (const auto& cell : cells) list.push_back(cell_json(cell));
   doc["cells"] = list;
   return doc.dump(1) + "\n";
 }
 
-namespace {
-
-int emit(const std::string& markdown, const std::string& json, const Options& options) {
+int print_and_save(const std::string& markdown, const std::string& json, const Options& options) {
   std::fputs(markdown.c_str(), stdout);
   if (!options.json_path.empty()) {
     std::ofstream out(options.json_path);
@@ -315,17 +339,17 @@ int emit(const std::string& markdown, const std::string& json, const Options& op
   return 0;
 }
 
-}  // namespace
-
 int run_paper_tables(const Options& options) {
+  if (options.emulate) return run_emulated_tables(options);
   const auto cells = paper_table_cells(options);
-  return emit(paper_tables_markdown(cells, options), cells_json(cells, options, "paper-tables"),
-              options);
+  return print_and_save(paper_tables_markdown(cells, options),
+                        cells_json(cells, options, "paper-tables"), options);
 }
 
 int run_scaling(const Options& options) {
   const auto cells = scaling_cells(options);
-  return emit(scaling_markdown(cells, options), cells_json(cells, options, "scaling"), options);
+  return print_and_save(scaling_markdown(cells, options), cells_json(cells, options, "scaling"),
+                        options);
 }
 
 }  // namespace collbench

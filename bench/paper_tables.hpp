@@ -9,7 +9,11 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "coll/model/link_params.hpp"
 #include "options.hpp"
+#include "strategy.hpp"
 
 namespace collbench {
 
@@ -25,6 +29,26 @@ struct TableCell {
   int gpus() const { return nodes * ranks_per_node; }
 };
 
+// The paper's models, and its shapes: Table 6 (1, 2, 4 GPUs in a node), Table 7 (2 and 4 nodes
+// of 4).
+struct PaperShape {
+  int table, nodes, ranks_per_node;
+};
+const std::vector<std::string>& paper_models();
+const std::vector<PaperShape>& paper_shapes();
+
+// The tables' cost model: --cost-preset, else p40-ib56; and any preset by name.
+coll::model::CostParams table_params(const Options& options);
+coll::model::CostParams preset_params(const std::string& name);
+// One modelled cell of `strategy` on `model` (`variant`; "" = the strategy's own table).
+TableCell modelled_cell(const Options& options, const Strategy& strategy, const std::string& model,
+                        const std::string& variant, int nodes, int ranks_per_node);
+
+// "12.3", "45 %": the tables' number formats; the header every table starts with.
+std::string ms(double value);
+std::string percent(double value);
+std::string tables_header(const Options& options, const std::string& what);
+
 // Table 6 and 7 cells, every model and strategy. Throws coll::Error on a bad preset or table.
 std::vector<TableCell> paper_table_cells(const Options& options);
 // Scaling cells: 64, 128, ... 4096 GPUs at options.ranks_per_node per node (8 unless given).
@@ -35,8 +59,12 @@ std::string paper_tables_markdown(const std::vector<TableCell>& cells, const Opt
 std::string scaling_markdown(const std::vector<TableCell>& cells, const Options& options);
 std::string cells_json(const std::vector<TableCell>& cells, const Options& options,
                        const std::string& mode);
+nlohmann::ordered_json cell_json(const TableCell& cell);
+// Prints `markdown` and writes `json` to --json when given; returns the exit status.
+int print_and_save(const std::string& markdown, const std::string& json, const Options& options);
 
-// --paper-tables / --model-only --scaling: prints, writes --json; returns the exit status.
+// --paper-tables (with --emulate: emulation.hpp) / --model-only --scaling: prints, writes --json;
+// returns the exit status.
 int run_paper_tables(const Options& options);
 int run_scaling(const Options& options);
 

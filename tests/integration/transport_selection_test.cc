@@ -25,7 +25,8 @@ TEST(TransportSelection, UnknownTransportListsTheKnownOnes) {
   const auto result =
       run_command("COLL_TRANSPORT=verbs " + std::string(COLLBENCH_PATH) + kSmallSweep, 60);
   EXPECT_NE(result.exit_code, 0) << result.output;
-  EXPECT_NE(result.output.find("unknown transport 'verbs' (COLL_TRANSPORT; known: inproc, ucx)"),
+  EXPECT_NE(result.output.find("unknown transport 'verbs' (COLL_TRANSPORT; known: inproc, ucx, "
+                               "shaped:<transport>)"),
             std::string::npos)
       << result.output;
 }

@@ -34,6 +34,10 @@ class MeasuredTransport final : public coll::Transport {
   void wait_all(std::span<Request> requests) override { inner_->wait_all(requests); }
   coll::PeerMemory* peer_memory() override { return inner_->peer_memory(); }
   std::string fail_job(const std::string& reason) override { return inner_->fail_job(reason); }
+  void check_link(int peer) override { inner_->check_link(peer); }
+  void sleep_until_event(int abort_fd, int max_us) override {
+    inner_->sleep_until_event(abort_fd, max_us);
+  }
   const char* describe() const override { return inner_->describe(); }
 
   std::size_t largest_message = 0;

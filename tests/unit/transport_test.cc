@@ -183,35 +183,82 @@ TEST(InprocTransport, MatchesBySenderAndTagInOrder) {
   EXPECT_EQ(got[3], 21);
 }
 
-// The whole public path with COLL_TRANSPORT=inproc: store bootstrap, rank map, transport
-// chosen by name, argument check and the default algorithm, ranks as threads.
-TEST(InprocTransport, SelectedByNameForRanksThatAreThreads) {
-  ScopedEnv transport("COLL_TRANSPORT", "inproc");
-  constexpr int kRanks = 4;
+// Four ranks as threads through the public path (store bootstrap, rank map, transport chosen by
+// COLL_TRANSPORT, argument check): each all-reduces 1001 floats with the ring; returns each
+// rank's error (empty when none) and its communicator's description.
+struct ThreadJobResult {
+  std::vector<std::string> errors, descriptions;
+  std::vector<std::vector<float>> results;
+};
+
+ThreadJobResult run_thread_job(int ranks) {
   coll::StoreServer store("127.0.0.1", 0, coll::make_job_token());
-  std::vector<std::string> errors(kRanks);
-  std::vector<std::vector<float>> results(kRanks);
-  std::vector<std::string> descriptions(kRanks);
+  ThreadJobResult job{std::vector<std::string>(ranks), std::vector<std::string>(ranks),
+                      std::vector<std::vector<float>>(ranks)};
   std::vector<std::thread> threads;
-  for (int rank = 0; rank < kRanks; ++rank) {
+  for (int rank = 0; rank < ranks; ++rank) {
     threads.emplace_back([&, rank] {
       try {
-        auto comm = coll::Comm::from_store(store.address(), store.token(), rank, kRanks);
-        descriptions[rank] = comm->describe();
+        auto comm = coll::Comm::from_store(store.address(), store.token(), rank, ranks);
+        job.descriptions[rank] = comm->describe();
         std::vector<float> data(1001, static_cast<float>(rank + 1));
         comm->allreduce(data.data(), data.data(), data.size(), coll::DataType::Float32,
                         coll::ReduceOp::Sum, "ring");
-        results[rank] = data;
+        job.results[rank] = data;
       } catch (const std::exception& error) {
-        errors[rank] = error.what();
+        job.errors[rank] = error.what();
       }
     });
   }
   for (auto& thread : threads) thread.join();
-  for (int rank = 0; rank < kRanks; ++rank) {
-    ASSERT_EQ(errors[rank], "") << "rank " << rank;
-    EXPECT_TRUE(says(descriptions[rank], "inproc: 4 ranks as threads")) << descriptions[rank];
-    EXPECT_EQ(results[rank], std::vector<float>(1001, 10.0f)) << "rank " << rank;
+  return job;
+}
+
+// Every rank of `job` summed 1 + 2 + 3 + 4 and describes its communicator with each of `parts`.
+void expect_sums_described_as(const ThreadJobResult& job, std::vector<std::string> parts) {
+  for (std::size_t rank = 0; rank < job.errors.size(); ++rank) {
+    ASSERT_EQ(job.errors[rank], "") << "rank " << rank;
+    for (const auto& part : parts) {
+      EXPECT_TRUE(says(job.descriptions[rank], part)) << job.descriptions[rank];
+    }
+    EXPECT_EQ(job.results[rank], std::vector<float>(1001, 10.0f)) << "rank " << rank;
+  }
+}
+
+TEST(InprocTransport, SelectedByNameForRanksThatAreThreads) {
+  ScopedEnv transport("COLL_TRANSPORT", "inproc");
+  constexpr int kRanks = 4;
+  expect_sums_described_as(run_thread_job(kRanks), {"inproc: 4 ranks as threads"});
+}
+
+// A wrapper named before the transport: the shaped links deliver the same result.
+TEST(ShapedTransport, WrapsATransportChosenByName) {
+  ScopedEnv transport("COLL_TRANSPORT", "shaped:inproc");
+  ScopedEnv shape("COLL_SHAPE", "intra=1e-4:1e-8,inter=1e-4:1e-8");
+  constexpr int kRanks = 4;
+  expect_sums_described_as(run_thread_job(kRanks), {"shaped(intra=0.0001:1e-08", "over inproc"});
+}
+
+TEST(ShapedTransport, WithoutAShapeFailsNamingTheVariable) {
+  ScopedEnv transport("COLL_TRANSPORT", "shaped:inproc");
+  ::unsetenv("COLL_SHAPE");
+  try {
+    coll::Comm::from_environment();
+    FAIL() << "expected an error";
+  } catch (const coll::Error& error) {
+    EXPECT_EQ(error.status(), coll::Status::InvalidArgument);
+    EXPECT_TRUE(says(error.what(), "needs COLL_SHAPE")) << error.what();
+  }
+}
+
+TEST(TransportRegistry, UnknownWrapperFailsListingTheKnownOnes) {
+  ScopedEnv transport("COLL_TRANSPORT", "squeezed:ucx");
+  try {
+    coll::Comm::from_environment();
+    FAIL() << "expected an error";
+  } catch (const coll::Error& error) {
+    EXPECT_TRUE(says(error.what(), "unknown transport wrapper 'squeezed'")) << error.what();
+    EXPECT_TRUE(says(error.what(), "shaped:<transport>")) << error.what();
   }
 }
 

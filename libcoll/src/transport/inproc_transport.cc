@@ -60,14 +60,14 @@ struct InprocWorld::Mailbox {
 
 namespace {
 
-class InprocTransport final : public Transport, private Waiter::Hooks {
+class InprocTransport final : public Transport {
  public:
   InprocTransport(std::shared_ptr<InprocWorld> world, InprocWorld::Mailbox* mailboxes, int rank,
                   const TransportOptions& options, Bootstrap* bootstrap)
       : world_(std::move(world)),
         mailboxes_(mailboxes),
         rank_(rank),
-        waiter_(*this, *this, bootstrap, options),
+        waiter_(*this, bootstrap, options),
         shared_address_space_(world_->size()),
         description_("inproc: " + std::to_string(world_->size()) + " ranks as threads") {}
 
@@ -154,7 +154,6 @@ class InprocTransport final : public Transport, private Waiter::Hooks {
   }
   const char* describe() const override { return description_.c_str(); }
 
- private:
   void check_link(int peer) override {
     if (peer < 0 || peer >= world_->size() || peer == rank_) {
       throw Error(Status::InternalError, "no transport link to rank " + std::to_string(peer));
@@ -165,14 +164,15 @@ class InprocTransport final : public Transport, private Waiter::Hooks {
 
   // Returns at once when something was delivered since the last sleep, so no wake-up is lost
   // between the waiter's last test and this call.
-  void sleep_until_event(int /*abort_fd: checked by the waiter every sleep*/, int max_ms) override {
+  void sleep_until_event(int /*abort_fd: checked by the waiter every sleep*/, int max_us) override {
     InprocWorld::Mailbox& mine = mailboxes_[rank_];
     std::unique_lock lock(mine.mutex);
-    mine.delivered.wait_for(lock, std::chrono::milliseconds(max_ms),
+    mine.delivered.wait_for(lock, std::chrono::microseconds(max_us),
                             [&] { return mine.deliveries != deliveries_seen_; });
     deliveries_seen_ = mine.deliveries;
   }
 
+ private:
   std::shared_ptr<InprocWorld> world_;
   InprocWorld::Mailbox* mailboxes_;
   int rank_;

@@ -54,6 +54,18 @@ class Transport {
   // that use it then fall back to messages).
   virtual PeerMemory* peer_memory() { return nullptr; }
 
+  // The two hooks of the Waiter (waiter.hpp) beyond progress and test; public so that a
+  // decorator (the shaped transport) can forward them to the transport it wraps.
+  // Throws (usually through Waiter::peer_lost) when the link to `peer` is known to be broken.
+  virtual void check_link(int peer) = 0;
+  // Returns when the transport may have something to progress, when `abort_fd` (-1: none)
+  // becomes readable, or after max_us microseconds, whichever comes first.
+  virtual void sleep_until_event(int abort_fd, int max_us) = 0;
+  // True when sleep_until_event returns as soon as a message is delivered (no system call or
+  // device to poll): the waiter then sleeps at once, as spinning would only burn a core the
+  // sending rank may need.
+  virtual bool wakes_on_delivery() const { return false; }
+
   // Human-readable summary ("ucx: 3 peer(s) over sm,self, 4 over tcp(lo)").
   virtual const char* describe() const = 0;
 

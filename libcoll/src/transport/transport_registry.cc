@@ -14,7 +14,29 @@ std::vector<std::pair<std::string_view, TransportFactory>>& registered() {
   return factories;
 }
 
+std::vector<std::pair<std::string_view, TransportWrapper>>& registered_wrappers() {
+  static std::vector<std::pair<std::string_view, TransportWrapper>> wrappers;
+  return wrappers;
+}
+
+[[noreturn]] void unknown(std::string_view what, std::string_view name) {
+  std::string known;
+  for (const auto candidate : transport_names()) {
+    known += (known.empty() ? "" : ", ") + std::string(candidate);
+  }
+  for (const auto& [wrapper, make] : registered_wrappers()) {
+    known += ", " + std::string(wrapper) + ":<transport>";
+  }
+  throw Error(Status::InvalidArgument, "unknown " + std::string(what) + " '" + std::string(name) +
+                                           "' (COLL_TRANSPORT; known: " + known + ")");
+}
+
 }  // namespace
+
+TransportWrapperRegistration::TransportWrapperRegistration(std::string_view name,
+                                                           TransportWrapper wrapper) {
+  registered_wrappers().emplace_back(name, wrapper);
+}
 
 TransportRegistration::TransportRegistration(std::string_view name, TransportFactory factory) {
   registered().emplace_back(name, factory);
@@ -30,15 +52,20 @@ std::vector<std::string_view> transport_names() {
 std::unique_ptr<Transport> make_transport(std::string_view name, Bootstrap& bootstrap,
                                           const std::vector<int>& node_of_rank,
                                           const TransportOptions& options) {
+  const auto colon = name.find(':');
+  if (colon != std::string_view::npos) {
+    const std::string_view wrapper = name.substr(0, colon);
+    for (const auto& [known, wrap] : registered_wrappers()) {
+      if (known != wrapper) continue;
+      return wrap(make_transport(name.substr(colon + 1), bootstrap, node_of_rank, options),
+                  bootstrap, node_of_rank, options);
+    }
+    unknown("transport wrapper", wrapper);
+  }
   for (const auto& [known, factory] : registered()) {
     if (known == name) return factory(bootstrap, node_of_rank, options);
   }
-  std::string known;
-  for (const auto candidate : transport_names()) {
-    known += (known.empty() ? "" : ", ") + std::string(candidate);
-  }
-  throw Error(Status::InvalidArgument, "unknown transport '" + std::string(name) +
-                                           "' (COLL_TRANSPORT; known: " + known + ")");
+  unknown("transport", name);
 }
 
 }  // namespace coll

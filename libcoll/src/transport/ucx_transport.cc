@@ -62,7 +62,7 @@ void on_endpoint_error(void* arg, ucp_ep_h, ucs_status_t status) {
   static_cast<PeerLink*>(arg)->failure = status;
 }
 
-class UcxTransport final : public Transport, private Waiter::Hooks {
+class UcxTransport final : public Transport {
  public:
   UcxTransport(Bootstrap& bootstrap, const std::vector<int>& node_of_rank,
                const TransportOptions& options);
@@ -79,12 +79,12 @@ class UcxTransport final : public Transport, private Waiter::Hooks {
   std::string fail_job(const std::string& reason) override { return waiter_.fail_job(reason); }
   PeerMemory* peer_memory() override { return peer_memory_.get(); }
   const char* describe() const override { return description_.c_str(); }
+  void check_link(int peer) override;
+  void sleep_until_event(int abort_fd, int max_us) override;
 
  private:
   PeerLink& link(int peer);
   Request post_receive(int peer, Tag tag, void* data, std::size_t bytes, bool up_to);
-  void check_link(int peer) override;
-  void sleep_until_event(int abort_fd, int max_ms) override;
   void track(void* request);
   void cancel_in_flight();
   void close_endpoints(bool graceful);
@@ -102,7 +102,7 @@ class UcxTransport final : public Transport, private Waiter::Hooks {
 
 UcxTransport::UcxTransport(Bootstrap& bootstrap, const std::vector<int>& node_of_rank,
                            const TransportOptions& transport_options)
-    : bootstrap_(bootstrap), waiter_(*this, *this, &bootstrap, transport_options) {
+    : bootstrap_(bootstrap), waiter_(*this, &bootstrap, transport_options) {
   const int me = bootstrap.rank();
   const int size = bootstrap.size();
   const UcxOptions options = UcxOptions::from_environment();
@@ -305,7 +305,7 @@ bool UcxTransport::test(Request& request) {
   return true;
 }
 
-void UcxTransport::sleep_until_event(int abort_fd, int max_ms) {
+void UcxTransport::sleep_until_event(int abort_fd, int max_us) {
   // Arm every worker; if any has pending events, return and progress instead of sleeping.
   if (!local_->arm() || (net_ && !net_->arm())) return;
   pollfd fds[3];
@@ -313,7 +313,8 @@ void UcxTransport::sleep_until_event(int abort_fd, int max_ms) {
   fds[count++] = {local_->event_fd(), POLLIN, 0};
   if (net_) fds[count++] = {net_->event_fd(), POLLIN, 0};
   if (abort_fd >= 0) fds[count++] = {abort_fd, POLLIN, 0};
-  ::poll(fds, count, max_ms);
+  const timespec timeout{max_us / 1000000, (max_us % 1000000) * 1000L};
+  ::ppoll(fds, count, &timeout, nullptr);
 }
 
 std::unique_ptr<Transport> make_ucx_transport(Bootstrap& bootstrap,

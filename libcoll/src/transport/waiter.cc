@@ -18,13 +18,13 @@ namespace coll {
 namespace {
 
 // How long to keep polling without progress before sleeping. A sleeping rank is woken by its
-// event fd or, at the latest, after kMaxSleepMs; polling must outlast that many times over, or
+// event fd or, at the latest, after kMaxSleepUs; polling must outlast that many times over, or
 // two ranks that once fell asleep (a peer descheduled for a moment on a busy machine) keep
 // waking each other by timer and every small collective costs milliseconds. When ranks
 // outnumber cores, only a few yielding polls: the rank that has work needs the core more.
 constexpr double kIdleSpinSeconds = 20e-3;
 constexpr unsigned kOversubscribedPolls = 16;
-constexpr int kMaxSleepMs = 2;
+constexpr int kMaxSleepUs = 2000;
 constexpr double kReportWaitSeconds = 1;
 constexpr int kPreferCheckMs = 500;
 // Polls between clock reads while idle: on this class of VM a clock read costs more than a poll
@@ -39,10 +39,8 @@ std::string seconds_text(double seconds) {  // "60", "0.2"
 
 }  // namespace
 
-Waiter::Waiter(Transport& transport, Hooks& hooks, Bootstrap* bootstrap,
-               const TransportOptions& options)
+Waiter::Waiter(Transport& transport, Bootstrap* bootstrap, const TransportOptions& options)
     : transport_(transport),
-      hooks_(hooks),
       bootstrap_(bootstrap),
       timeout_s_(options.timeout_s),
       report_wait_after_s_(std::min(kReportWaitSeconds, options.timeout_s / 2)),
@@ -98,7 +96,7 @@ void Waiter::wait_until_complete(std::span<Transport::Request> requests) {
   std::string published;  // the wait record this wait published, if any
   std::size_t first_pending = 0;
   std::size_t completed_before = 0;
-  const bool spin = !hooks_.wakes_on_delivery();
+  const bool spin = !transport_.wakes_on_delivery();
   while (true) {
     transport_.progress();
     while (first_pending < requests.size() && transport_.test(requests[first_pending])) {
@@ -134,7 +132,7 @@ void Waiter::wait_until_complete(std::span<Transport::Request> requests) {
     if (deadline->expired()) {
       const Transport::Request& stuck = requests[first_pending];
       check_abort();
-      hooks_.check_link(stuck.peer);
+      transport_.check_link(stuck.peer);
       throw Error(Status::Timeout,
                   std::string("no progress ") + (stuck.is_send ? "sending to" : "receiving from") +
                       " rank " + std::to_string(stuck.peer) + " within " +
@@ -153,12 +151,12 @@ void Waiter::wait_until_complete(std::span<Transport::Request> requests) {
       if (record != published) bootstrap_->publish_wait(published = record);
     }
     for (std::size_t i = first_pending; i < requests.size(); ++i) {
-      if (!requests[i].done) hooks_.check_link(requests[i].peer);
+      if (!requests[i].done) transport_.check_link(requests[i].peer);
     }
-    const double remaining_ms = std::max(0.0, deadline->remaining() * 1000);
-    hooks_.sleep_until_event(
+    const double remaining_us = std::max(0.0, deadline->remaining() * 1e6);
+    transport_.sleep_until_event(
         bootstrap_ ? bootstrap_->abort_fd() : -1,
-        static_cast<int>(std::min<double>(kMaxSleepMs, std::ceil(remaining_ms))));
+        static_cast<int>(std::min<double>(kMaxSleepUs, std::ceil(remaining_us))));
   }
 }
 

@@ -1,7 +1,7 @@
 // How every transport waits for its requests: progress, spin briefly, then sleep until the
 // transport has news; fail when the job is aborted, and when COLL_TIMEOUT passes without any of
-// the awaited requests completing, with an error naming the peer waited on. A transport gives
-// the waiter two hooks (check a peer's link, sleep until an event) and owns one Waiter.
+// the awaited requests completing, with an error naming the peer waited on. A transport owns one
+// Waiter, which calls its two hooks (Transport::check_link, Transport::sleep_until_event).
 #pragma once
 
 #include <optional>
@@ -19,22 +19,8 @@ class Bootstrap;
 // a timeout can be traced to the rank that stalled rather than blamed on the one waited for.
 class Waiter {
  public:
-  // What the waiter needs from a transport beyond Transport::progress and Transport::test.
-  class Hooks {
-   public:
-    virtual ~Hooks() = default;
-    // Throws (usually through Waiter::peer_lost) when the link to `peer` is known to be broken.
-    virtual void check_link(int peer) = 0;
-    // Returns when the transport may have something to progress, when `abort_fd` (-1: none)
-    // becomes readable, or after max_ms, whichever comes first.
-    virtual void sleep_until_event(int abort_fd, int max_ms) = 0;
-    // True when sleep_until_event returns as soon as a message is delivered (no system call or
-    // device to poll): spinning first would only burn a core the sending rank may need.
-    virtual bool wakes_on_delivery() const { return false; }
-  };
-
   // `bootstrap` (may be null) is where the job's abort message arrives.
-  Waiter(Transport& transport, Hooks& hooks, Bootstrap* bootstrap, const TransportOptions& options);
+  Waiter(Transport& transport, Bootstrap* bootstrap, const TransportOptions& options);
 
   void wait_all(std::span<Transport::Request> requests);
 
@@ -58,7 +44,6 @@ class Waiter {
   std::optional<std::string> await_abort(int max_ms);
 
   Transport& transport_;
-  Hooks& hooks_;
   Bootstrap* bootstrap_;
   double timeout_s_;
   double report_wait_after_s_;

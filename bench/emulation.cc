@@ -1,0 +1,379 @@
+#include "emulation.hpp"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "coll/error.hpp"
+#include "coll/schedule/compute_profile.hpp"
+#include "coll/tools/launcher.hpp"
+#include "model_table.hpp"
+#include "strategy.hpp"
+
+extern char** environ;
+
+namespace collbench {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Below this much of the cores' time, copying and reducing keep up with the shaped links.
+constexpr double kMaxCpuLoad = 0.5;
+// The share of K x comm that ranks may spend waking up (waiting for a core) for the messages
+// on the critical path.
+constexpr double kMaxWakeShare = 0.15;
+// How long each other runnable thread per core delays a woken rank: measured here, 2 ranks at
+// load 20 on 2 cores waited ~5 ms per ring step (docs/emulation.md).
+constexpr double kTurnPerRunnableS = 0.5e-3;
+
+std::string number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", value);
+  return text;
+}
+
+// Runs `args` (collbench itself as a launcher) with its output in `log`; returns the status.
+int run_quietly(const std::vector<std::string>& args, const fs::path& log) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  std::vector<char*> argv;
+  for (const auto& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  const int failed = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (failed != 0) return 127;
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::string last_line(const fs::path& log) {
+  std::ifstream in(log);
+  std::string line, last = "no output";
+  while (std::getline(in, line)) {
+    if (!line.empty()) last = line;
+  }
+  return last;
+}
+
+// The replay's compute profile at this cell's batch, slowed by K.
+double child_compute_scale(const Options& options, const TableCell& cell, double time_scale) {
+  double scale = options.compute_scale * time_scale;
+  if (options.compute_profile == "p40") {
+    scale *= double(cell.batch_per_gpu) / coll::schedule::p40_batch_size(cell.model);
+  }
+  return scale;
+}
+
+// One cell: collbench replays the strategy's iteration on nodes x ranks_per_node ranks over
+// shaped links; its JSON gives the measurement.
+EmulatedCell emulate_cell(const Options& options, const Strategy& strategy, TableCell model,
+                          const fs::path& dir) {
+  EmulatedCell out;
+  out.model = std::move(model);
+  const TableCell& cell = out.model;
+  const double k = options.time_scale;
+  const std::string name = cell.model + "_" + cell.strategy + "_" + std::to_string(cell.nodes) +
+                           "x" + std::to_string(cell.ranks_per_node);
+  const fs::path json = dir / (name + ".json"), log = dir / (name + ".log");
+  std::vector<std::string> args{coll::tools::own_executable(),
+                                "--model-gradients",
+                                cell.model,
+                                "--strategy",
+                                strategy.name,
+                                "--nodes",
+                                std::to_string(cell.nodes),
+                                "--ranks-per-node",
+                                std::to_string(cell.ranks_per_node),
+                                "--compute-profile",
+                                options.compute_profile,
+                                "--compute-scale",
+                                number(child_compute_scale(options, cell, k)),
+                                "--iters",
+                                std::to_string(options.iterations),
+                                "--warmup_iters",
+                                std::to_string(options.warmup),
+                                "--models-dir",
+                                options.models_dir,
+                                "--json",
+                                json.string()};
+  if (strategy.variant_for(cell.model).empty()) {  // `best`: the table it is compared on
+    args.insert(args.end(), {"--model-variant", cell.variant});
+  }
+  const int status = run_quietly(args, log);
+  if (status != 0) {
+    out.error = "exit " + std::to_string(status) + ": " + last_line(log);
+    return out;
+  }
+  const auto doc = nlohmann::json::parse(std::ifstream(json));
+  out.comm_ms = doc.at("communication_ms").get<double>() / k;
+  out.exposed_ms = doc.at("exposed_ms").get<double>() / k;
+  out.backward_ms = doc.at("backward_ms").get<double>() / k;
+  if (doc.at("wrong").get<std::size_t>() != 0) out.error = "wrong results";
+  return out;
+}
+
+std::string cell_name(const TableCell& cell) {
+  return cell.model + " " + cell.strategy + " " + std::to_string(cell.gpus()) + " GPUs (" +
+         std::to_string(cell.nodes) + "x" + std::to_string(cell.ranks_per_node) + ")";
+}
+
+struct EmulationRun {
+  const Options& options;
+  MachineLimits machine;
+  fs::path dir;  // the cells' JSON and logs
+};
+
+// One cell end to end: the model's, the warning (printed), the measurement.
+EmulatedCell measure(const EmulationRun& run, const Strategy& strategy, const std::string& model,
+                     const std::string& variant, int table, int nodes, int ranks_per_node) {
+  TableCell modelled = modelled_cell(run.options, strategy, model, variant, nodes, ranks_per_node);
+  modelled.table = table;
+  const double gradient_bytes =  // fp32, as the tables price them
+      4.0 * load_model_table(run.options.models_dir, model, modelled.variant).total_elements();
+  double load = 0;
+  const std::string warning =
+      emulation_warning(modelled, gradient_bytes, run.options.time_scale, run.machine, load);
+  std::fprintf(stderr, "collbench: emulating %s\n", cell_name(modelled).c_str());
+  if (!warning.empty()) {
+    std::fprintf(stderr, "collbench: warning: %s: %s\n", cell_name(modelled).c_str(),
+                 warning.c_str());
+  }
+  EmulatedCell cell = emulate_cell(run.options, strategy, modelled, run.dir);
+  cell.cpu_load = load;
+  cell.warning = warning;
+  return cell;
+}
+
+double deviation(double emulated, double modelled) {
+  return modelled > 0 ? (emulated - modelled) / modelled : 0;
+}
+
+std::string signed_percent(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%+.0f %%", value * 100);
+  return text;
+}
+
+// The paper's shapes with more than one GPU, those of --nodes / --ranks-per-node when given;
+// both given: that shape, whether the paper has it or not.
+std::vector<PaperShape> emulated_shapes(const Options& options) {
+  if (options.nodes_given && options.ranks_per_node_given) {
+    return {{options.nodes == 1 ? 6 : 7, options.nodes, options.ranks_per_node}};
+  }
+  std::vector<PaperShape> shapes;
+  for (const auto& shape : paper_shapes()) {
+    if (shape.nodes * shape.ranks_per_node < 2) continue;  // one GPU communicates nothing
+    if (options.nodes_given && shape.nodes != options.nodes) continue;
+    if (options.ranks_per_node_given && shape.ranks_per_node != options.ranks_per_node) continue;
+    shapes.push_back(shape);
+  }
+  return shapes;
+}
+
+std::string markdown(const Options& options, const MachineLimits& machine,
+                     const std::vector<EmulatedCell>& cells) {
+  std::ostringstream out;
+  out << tables_header(options,
+                       "The paper's Tables 6 and 7, emulated on this machine beside the "
+                       "cost model")
+      << "# emulation: COLL_TRANSPORT=shaped:ucx COLL_CHECK_ARGS=0 COLL_SHAPE="
+      << shape_of(table_params(options), options.time_scale) << "; " << options.iterations
+      << " iteration(s) after " << options.warmup
+      << " warm-up, medians; times divided by K; forward is not replayed (iteration = model's "
+         "forward + measured backward + exposed)\n"
+      << "# deviation = (emulated - model) / model; this machine: " << machine.cores
+      << " cores at load " << number(machine.others_load) << ", a thread wakes "
+      << ms(machine.wake_s * 1e3) << " ms late from a short sleep\n\n"
+      << "| model | strategy | GPUs | comm model (ms) | comm emulated (ms) | comm deviation | "
+         "exposed model (ms) | exposed emulated (ms) | exposed deviation | iteration emulated "
+         "(ms) | CPU load | warning |\n"
+      << "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& cell : cells) {
+    const TableCell& m = cell.model;
+    out << "| " << m.model << " | " << m.strategy << " | " << m.gpus() << " (" << m.nodes << "x"
+        << m.ranks_per_node << ") | " << ms(m.comm_ms) << " | ";
+    if (!cell.error.empty()) {
+      out << "failed | | " << ms(m.exposed_ms) << " | | | | | " << cell.error << " |\n";
+      continue;
+    }
+    out << ms(cell.comm_ms) << " | " << signed_percent(deviation(cell.comm_ms, m.comm_ms)) << " | "
+        << ms(m.exposed_ms) << " | " << ms(cell.exposed_ms) << " | "
+        << signed_percent(deviation(cell.exposed_ms, m.exposed_ms)) << " | "
+        << ms(m.forward_ms + cell.backward_ms + cell.exposed_ms) << " | " << percent(cell.cpu_load)
+        << " | " << (cell.warning.empty() ? "-" : cell.warning) << " |\n";
+  }
+  return out.str();
+}
+
+// Per model at 16 GPUs: the paper-era strategy with the least emulated exposed communication,
+// and `best` emulated on that strategy's table.
+std::string closing_line(const EmulationRun& run, std::vector<EmulatedCell>& cells) {
+  std::string closing;
+  for (const auto& model : paper_models()) {
+    const EmulatedCell* winner = nullptr;
+    for (const auto& cell : cells) {
+      const Strategy& strategy = find_strategy(cell.model.strategy);
+      if (cell.model.model != model || cell.model.gpus() != 16 || !strategy.paper_era ||
+          !cell.error.empty()) {
+        continue;
+      }
+      if (!winner || cell.exposed_ms < winner->exposed_ms) winner = &cell;
+    }
+    if (!winner) continue;
+    const Strategy& best = find_strategy("best");
+    const std::string variant = winner->model.variant;
+    const TableCell winner_cell = winner->model;
+    const double winner_exposed = winner->exposed_ms;
+    EmulatedCell mine = measure(run, best, model, variant, 7, 4, 4);
+    if (!mine.error.empty()) {
+      closing += " " + model + ": best failed (" + mine.error + ");";
+      continue;
+    }
+    char ratio[64] = "nothing exposed";
+    if (mine.exposed_ms > 0) {
+      std::snprintf(ratio, sizeof ratio, "%.1fx lower", winner_exposed / mine.exposed_ms);
+    }
+    closing += " " + model + ": best paper-era " + winner_cell.strategy + " " + ms(winner_exposed) +
+               " ms exposed, best " + ms(mine.exposed_ms) + " ms on the same table (" + variant +
+               "), " + ratio + ";";
+    cells.push_back(std::move(mine));
+  }
+  if (closing.empty()) return "";
+  closing.back() = '.';
+  return "\nEmulated at 16 GPUs (4 nodes x 4):" + closing + "\n";
+}
+
+}  // namespace
+
+std::string shape_of(const coll::model::CostParams& params, double time_scale) {
+  return "intra=" + number(params.intra.alpha_s) + ":" + number(params.intra.beta_s_per_byte) +
+         ",inter=" + number(params.inter.alpha_s) + ":" + number(params.inter.beta_s_per_byte) +
+         ",staging=" + number(params.staging_beta_s_per_byte) + ",scale=" + number(time_scale);
+}
+
+MachineLimits MachineLimits::measure() {
+  MachineLimits limits;
+  limits.cores = static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
+  std::ifstream("/proc/loadavg") >> limits.others_load;
+  constexpr auto kNap = std::chrono::microseconds(200);
+  std::vector<double> late;
+  for (int i = 0; i < 21; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    std::this_thread::sleep_for(kNap);
+    late.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start - kNap).count());
+  }
+  std::nth_element(late.begin(), late.begin() + 10, late.end());
+  limits.wake_s = std::max(0.0, late[10]);
+  return limits;
+}
+
+std::string emulation_warning(const TableCell& cell, double gradient_bytes, double time_scale,
+                              const MachineLimits& machine, double& load) {
+  const int ranks = cell.gpus();
+  const double emulated_comm_s = time_scale * cell.comm_ms * 1e-3;
+  // Each rank sends and receives about 2 (n-1)/n of its gradients per iteration (a ring; the
+  // other algorithms move no more per rank) and reduces half of that, at this machine's measured
+  // costs (preset this-vm), in the cores' share the ranks get beside the machine's other load,
+  // while the shaped links give them K x comm to do so.
+  const auto costs = preset_params("this-vm");
+  const double moved = 2.0 * (ranks - 1) / ranks * gradient_bytes;
+  const double work_s = ranks * moved * (costs.intra.beta_s_per_byte + costs.gamma_s_per_byte / 2);
+  const double cores = machine.cores * ranks / (ranks + machine.others_load);
+  load = emulated_comm_s > 0 ? work_s / (cores * emulated_comm_s) : 0;
+  if (load > kMaxCpuLoad) {
+    return "CPU-bound: moving and reducing " + std::to_string(ranks) + " ranks' gradients needs " +
+           percent(load) + " of the " + number(cores) +
+           " cores they get on this machine at K=" + number(time_scale) + " (raise --time-scale)";
+  }
+  // Each step of an all-reduce ends when its receiver wakes and gets a core: the measured wake-up
+  // delay, or, with more runnable threads than cores, a share of every other one's turn. A
+  // ring's 2 (n-1) steps per bucket (its pipelined segments overlap their waits).
+  const double per_core = (ranks + machine.others_load) / machine.cores;
+  const double wake_s = std::max(machine.wake_s, kTurnPerRunnableS * std::max(0.0, per_core - 1));
+  const double steps = double(cell.buckets) * 2 * (ranks - 1);
+  if (steps * wake_s > kMaxWakeShare * emulated_comm_s) {
+    return "latency-bound: ~" + number(std::round(steps)) + " steps in sequence, each waiting ~" +
+           ms(wake_s * 1e3) + " ms for its rank to wake (" + std::to_string(ranks) +
+           " ranks, load " + number(machine.others_load) + " on " + std::to_string(machine.cores) +
+           " cores), against " + ms(emulated_comm_s * 1e3) +
+           " ms of emulated communication (raise --time-scale)";
+  }
+  return "";
+}
+
+int run_emulated_tables(const Options& options) {
+  const auto params = table_params(options);
+  const MachineLimits machine = MachineLimits::measure();
+  const fs::path dir =
+      fs::temp_directory_path() / ("collbench-emulate-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string preset = options.cost_preset.empty() ? "p40-ib56" : options.cost_preset;
+  ::setenv("COLL_TRANSPORT", "shaped:ucx", 1);
+  ::setenv("COLL_SHAPE", shape_of(params, options.time_scale).c_str(), 1);
+  ::setenv("COLL_COST_PRESET", preset.c_str(), 1);  // `best` (auto) chooses for the preset
+  // The argument check's extra message round per all-reduce is libcoll's, not the model's.
+  ::setenv("COLL_CHECK_ARGS", "0", 1);
+
+  const EmulationRun run{options, machine, dir};
+  std::vector<EmulatedCell> cells;
+  for (const auto& model : paper_models()) {
+    if (!options.model.empty() && model != options.model) continue;
+    for (const auto& strategy : strategies()) {
+      if (!options.strategy.empty() && strategy.name != options.strategy) continue;
+      for (const auto& shape : emulated_shapes(options)) {
+        cells.push_back(
+            measure(run, strategy, model, "", shape.table, shape.nodes, shape.ranks_per_node));
+      }
+    }
+  }
+  const bool closing_wanted =
+      options.strategy.empty() && (!options.nodes_given || options.nodes == 4);
+  const std::string closing = closing_wanted ? closing_line(run, cells) : "";
+  fs::remove_all(dir);
+  nlohmann::ordered_json doc;
+  doc["tool"] = "collbench";
+  doc["mode"] = "paper-tables-emulated";
+  doc["cost_model"] = params.source;
+  doc["shape"] = shape_of(params, options.time_scale);
+  doc["time_scale"] = options.time_scale;
+  doc["machine"] = {
+      {"cores", machine.cores}, {"load", machine.others_load}, {"wake_ms", machine.wake_s * 1e3}};
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  int failed = 0;
+  for (const auto& cell : cells) {
+    failed += !cell.error.empty();
+    list.push_back({{"modelled", cell_json(cell.model)},
+                    {"comm_ms", cell.comm_ms},
+                    {"exposed_ms", cell.exposed_ms},
+                    {"backward_ms", cell.backward_ms},
+                    {"comm_deviation", deviation(cell.comm_ms, cell.model.comm_ms)},
+                    {"exposed_deviation", deviation(cell.exposed_ms, cell.model.exposed_ms)},
+                    {"cpu_load", cell.cpu_load},
+                    {"warning", cell.warning},
+                    {"error", cell.error}});
+  }
+  doc["cells"] = list;
+  const int status =
+      print_and_save(markdown(options, machine, cells) + closing, doc.dump(1) + "\n", options);
+  return failed == 0 ? status : 1;
+}
+
+}  // namespace collbench

@@ -1,0 +1,254 @@
+#include "transport/shaped_transport.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <deque>
+#include <random>
+#include <string>
+#include <unordered_set>
+
+#include "bootstrap/bootstrap.hpp"
+#include "coll/env.hpp"
+#include "coll/error.hpp"
+#include "transport/transport_registry.hpp"
+#include "transport/waiter.hpp"
+
+namespace coll {
+namespace {
+
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+std::int64_t scaled_ns(double seconds, double scale) {
+  return static_cast<std::int64_t>(std::llround(seconds * scale * 1e9));
+}
+
+// A send held until its emulated link has carried it.
+struct HeldSend {
+  std::int64_t release_ns;
+  int peer;
+  Tag tag;
+  const void* data;
+  std::size_t bytes;
+  bool posted = false;
+  Transport::Request inner;  // once posted
+};
+
+class ShapedTransport final : public Transport {
+ public:
+  ShapedTransport(std::unique_ptr<Transport> inner, const LinkShape& shape, int rank,
+                  std::vector<int> node_of_rank, std::shared_ptr<NodeBuckets> nodes,
+                  Bootstrap* bootstrap, const TransportOptions& options)
+      : inner_(std::move(inner)),
+        shape_(shape),
+        rank_(rank),
+        node_of_rank_(std::move(node_of_rank)),
+        nodes_(std::move(nodes)),
+        links_(node_of_rank_.size()),
+        waiter_(*this, bootstrap, options),
+        description_("shaped(" + shape.to_string() + ") over " + inner_->describe()) {}
+
+  ~ShapedTransport() override {
+    // A communicator's abort reaches this transport; the inner one must also see it so that it
+    // tears down as after a failure.
+    try {
+      check_interrupt();
+    } catch (const Error& error) {
+      inner_->interrupt(error.what());
+    }
+    if (failed()) inner_->mark_failed();
+    for (HeldSend* send : held_) delete send;
+  }
+
+  Request send(int peer, Tag tag, const void* data, std::size_t bytes) override {
+    check_link(peer);
+    auto* held = new HeldSend{release_time(peer, bytes), peer, tag, data, bytes};
+    held_.insert(held);
+    waiting_.push_back(held);
+    post_due();
+    return Request{held, peer, true, bytes, false};
+  }
+
+  Request recv(int peer, Tag tag, void* data, std::size_t bytes) override {
+    return inner_->recv(peer, tag, data, bytes);
+  }
+
+  Request recv_up_to(int peer, Tag tag, void* data, std::size_t capacity) override {
+    return inner_->recv_up_to(peer, tag, data, capacity);
+  }
+
+  bool progress() override {
+    const bool posted = post_due();
+    return inner_->progress() || posted;
+  }
+
+  bool test(Request& request) override {
+    if (request.done) return true;
+    if (!request.is_send) return inner_->test(request);
+    auto* held = static_cast<HeldSend*>(request.handle);
+    if (!held->posted || !inner_->test(held->inner)) return false;
+    held_.erase(held);
+    delete held;
+    request.handle = nullptr;
+    request.done = true;
+    return true;
+  }
+
+  void wait_all(std::span<Request> requests) override { waiter_.wait_all(requests); }
+  std::string fail_job(const std::string& reason) override { return waiter_.fail_job(reason); }
+  void check_link(int peer) override { inner_->check_link(peer); }
+  bool wakes_on_delivery() const override { return inner_->wakes_on_delivery(); }
+
+  // Sleeps no later than the next held send's release, so that it leaves on time.
+  void sleep_until_event(int abort_fd, int max_us) override {
+    if (!waiting_.empty()) {
+      std::int64_t next = waiting_.front()->release_ns;
+      for (const HeldSend* send : waiting_) next = std::min(next, send->release_ns);
+      const std::int64_t until_us = (next - now_ns() + 999) / 1000;
+      if (until_us <= 0) return;
+      max_us = static_cast<int>(std::min<std::int64_t>(max_us, until_us));
+    }
+    inner_->sleep_until_event(abort_fd, max_us);
+  }
+
+  const char* describe() const override { return description_.c_str(); }
+
+ private:
+  // When a message of `bytes` to `peer`, sent now, has crossed its emulated path.
+  std::int64_t release_time(int peer, std::size_t bytes) {
+    const std::int64_t now = now_ns();
+    const double k = shape_.time_scale;
+    const int mine = node_of_rank_[static_cast<std::size_t>(rank_)];
+    const int theirs = node_of_rank_[static_cast<std::size_t>(peer)];
+    NodeBuckets& here = nodes_.get()[mine];
+    std::int64_t end = now;
+    if (mine == theirs) {
+      end = links_[static_cast<std::size_t>(peer)].reserve(
+          now, scaled_ns(double(bytes) * shape_.intra.beta_s_per_byte, k));
+      if (shape_.staging_beta_s_per_byte > 0) {
+        end = std::max(end, here.staging.reserve(
+                                now, scaled_ns(double(bytes) * shape_.staging_beta_s_per_byte, k)));
+      }
+      return end + scaled_ns(shape_.intra.alpha_s, k);
+    }
+    const std::int64_t transfer = scaled_ns(double(bytes) * shape_.inter.beta_s_per_byte, k);
+    end = std::max(here.nic_out.reserve(now, transfer),
+                   nodes_.get()[theirs].nic_in.reserve(now, transfer));
+    return end + scaled_ns(shape_.inter.alpha_s, k);
+  }
+
+  // Posts every held send whose time has come, in the order they were sent (a peer's releases
+  // never decrease, so its messages keep their order).
+  bool post_due() {
+    if (waiting_.empty()) return false;
+    const std::int64_t now = now_ns();
+    bool posted = false;
+    for (auto it = waiting_.begin(); it != waiting_.end();) {
+      HeldSend* send = *it;
+      if (send->release_ns > now) {
+        ++it;
+        continue;
+      }
+      send->inner = inner_->send(send->peer, send->tag, send->data, send->bytes);
+      send->posted = true;
+      posted = true;
+      it = waiting_.erase(it);
+    }
+    return posted;
+  }
+
+  std::unique_ptr<Transport> inner_;
+  LinkShape shape_;
+  int rank_;
+  std::vector<int> node_of_rank_;  // nodes numbered 0..
+  std::shared_ptr<NodeBuckets> nodes_;
+  std::vector<TokenBucket> links_;  // this rank's intra-node link to each peer, one direction
+  Waiter waiter_;
+  std::deque<HeldSend*> waiting_;       // held, not yet posted, in send order
+  std::unordered_set<HeldSend*> held_;  // every send not yet completed by test()
+  std::string description_;
+};
+
+std::vector<int> renumbered(const std::vector<int>& node_of_rank) {
+  std::vector<int> ids, out;
+  for (int node : node_of_rank) {
+    auto found = std::find(ids.begin(), ids.end(), node);
+    if (found == ids.end()) found = ids.insert(ids.end(), node);
+    out.push_back(static_cast<int>(found - ids.begin()));
+  }
+  return out;
+}
+
+// Every rank maps the job's node buckets: rank 0 creates them in a shared-memory object, the
+// others open it by the name rank 0 publishes, and rank 0 unlinks it once all have it mapped.
+std::shared_ptr<NodeBuckets> shared_node_buckets(Bootstrap& bootstrap, int nodes) {
+  const std::size_t bytes = sizeof(NodeBuckets) * static_cast<std::size_t>(nodes);
+  const bool creator = bootstrap.rank() == 0;
+  std::string name;
+  int fd = -1;
+  if (creator) {  // created before its name is published, so that no rank opens it too early
+    name =
+        "/coll-shaped-" + std::to_string(::getpid()) + "-" + std::to_string(std::random_device{}());
+    fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+    if (fd >= 0 && ::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
+      ::close(fd);
+      fd = -1;
+    }
+  }
+  name = bootstrap.allgather("shaped/buckets", name)[0];
+  if (!creator) fd = ::shm_open(name.c_str(), O_RDWR, 0600);
+  void* memory =
+      fd < 0 ? MAP_FAILED : ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (fd >= 0) ::close(fd);
+  if (memory == MAP_FAILED) {
+    throw Error(Status::SystemError, "shaped transport: rank " + std::to_string(bootstrap.rank()) +
+                                         " cannot share the link buckets (" + name +
+                                         "): every rank of a shaped job must run on this machine");
+  }
+  auto* buckets = static_cast<NodeBuckets*>(memory);
+  if (creator) std::uninitialized_default_construct_n(buckets, nodes);
+  bootstrap.barrier("shaped/mapped");
+  if (creator) ::shm_unlink(name.c_str());
+  return std::shared_ptr<NodeBuckets>(buckets,
+                                      [bytes](NodeBuckets* mapped) { ::munmap(mapped, bytes); });
+}
+
+std::unique_ptr<Transport> wrap_registered(std::unique_ptr<Transport> inner, Bootstrap& bootstrap,
+                                           const std::vector<int>& node_of_rank,
+                                           const TransportOptions& options) {
+  const auto text = env_string("COLL_SHAPE");
+  if (!text) {
+    throw Error(Status::InvalidArgument,
+                "COLL_TRANSPORT=shaped:... needs COLL_SHAPE (intra=ALPHA:BETA,inter=ALPHA:BETA"
+                "[,staging=BETA][,scale=K])");
+  }
+  const LinkShape shape = LinkShape::parse(*text, "COLL_SHAPE");
+  const std::vector<int> nodes = renumbered(node_of_rank);
+  auto buckets = shared_node_buckets(bootstrap, *std::max_element(nodes.begin(), nodes.end()) + 1);
+  return make_shaped_transport(std::move(inner), shape, bootstrap.rank(), nodes, std::move(buckets),
+                               &bootstrap, options);
+}
+
+const TransportWrapperRegistration kShaped("shaped", wrap_registered);
+
+}  // namespace
+
+std::unique_ptr<Transport> make_shaped_transport(std::unique_ptr<Transport> inner,
+                                                 const LinkShape& shape, int rank,
+                                                 const std::vector<int>& node_of_rank,
+                                                 std::shared_ptr<NodeBuckets> nodes,
+                                                 Bootstrap* bootstrap,
+                                                 const TransportOptions& options) {
+  return std::make_unique<ShapedTransport>(std::move(inner), shape, rank, renumbered(node_of_rank),
+                                           std::move(nodes), bootstrap, options);
+}
+
+}  // namespace coll

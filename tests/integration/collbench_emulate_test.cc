@@ -1,0 +1,66 @@
+// collbench --paper-tables --emulate as a user runs it: one small cell (2 emulated nodes of 2
+// ranks, one model, one strategy, one iteration) measured over shaped links beside the cost
+// model, with its deviation reported; a warning where this machine cannot emulate faithfully;
+// bad input refused in one line. The deviation itself is not asserted: on a loaded machine it
+// is a measurement (docs/emulation.md gives measured ones), not a property of the code.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "read_json.hpp"
+#include "run_command.hpp"
+
+namespace {
+
+using coll::testing::read_json;
+using coll::testing::run_command;
+
+const std::string kSmallCell =
+    " --paper-tables --emulate --model-gradients googlenet --strategy caffe-mpi --nodes 2 -g 2 "
+    "-n 1 -w 0";
+
+TEST(CollbenchEmulate, OneCellMeasuredBesideTheModel) {
+  const std::string json = ::testing::TempDir() + "/emulated.json";
+  const auto result = run_command(
+      std::string(COLLBENCH_PATH) + kSmallCell + " --time-scale 40 --json " + json, 300);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  for (const char* text : {"emulated on this machine", "COLL_SHAPE=intra=7.0072e-06:9.404e-11",
+                           "scale=40", "comm deviation", "| googlenet | caffe-mpi | 4 (2x2) |"}) {
+    EXPECT_NE(result.output.find(text), std::string::npos) << text << "\n" << result.output;
+  }
+  const auto doc = read_json(json);
+  EXPECT_EQ(doc["mode"], "paper-tables-emulated");
+  ASSERT_EQ(doc["cells"].size(), 1u);
+  const auto& cell = doc["cells"][0];
+  EXPECT_EQ(cell["error"], "");
+  const double modelled = cell["modelled"]["comm_ms"].get<double>();
+  EXPECT_GT(modelled, 0);
+  EXPECT_GT(cell["comm_ms"].get<double>(), 0);
+  EXPECT_NEAR(cell["comm_deviation"].get<double>(),
+              (cell["comm_ms"].get<double>() - modelled) / modelled, 1e-9);
+}
+
+TEST(CollbenchEmulate, WarnsWhereTheMachineIsTheBottleneck) {
+  // K = 1: the links are as fast as the P40 cluster's; 4 ranks cannot copy and reduce AlexNet's
+  // 244 MB of gradients that fast on 2 cores, even on a quiet machine.
+  const auto result = run_command(std::string(COLLBENCH_PATH) +
+                                      " --paper-tables --emulate --model-gradients alexnet "
+                                      "--strategy horovod --nodes 2 -g 2 -n 1 -w 0 --time-scale 1",
+                                  300);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("collbench: warning: alexnet horovod 4 GPUs (2x2): CPU-bound"),
+            std::string::npos)
+      << result.output;
+}
+
+TEST(CollbenchEmulate, BadInputIsRefusedInOneLine) {
+  for (const char* args : {"--emulate", "--paper-tables --time-scale 10",
+                           "--paper-tables --emulate --time-scale 0.5"}) {
+    const auto result = run_command(std::string(COLLBENCH_PATH) + " " + args, 30);
+    EXPECT_EQ(result.exit_code, 2) << args;
+    EXPECT_EQ(std::count(result.output.begin(), result.output.end(), '\n'), 1)
+        << args << ": " << result.output;
+  }
+}
+
+}  // namespace

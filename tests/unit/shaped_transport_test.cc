@@ -1,0 +1,172 @@
+// The shaped transport emulates links: a shaped link carries bytes at its set rate (within 10 %)
+// and adds its latency alpha to every message; a node's NIC is shared by its ranks; the shape's
+// text form is checked. Rates are set low (8 MB/s) so that this loaded 2-core machine is never the
+// bottleneck.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "coll/error.hpp"
+#include "transport/inproc_transport.hpp"
+#include "transport/shaped_transport.hpp"
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Ranks of one in-process world, each behind a shaped transport, on the nodes given.
+std::vector<std::unique_ptr<coll::Transport>> shaped_world(const coll::LinkShape& shape,
+                                                           const std::vector<int>& node_of_rank) {
+  const auto world = coll::InprocWorld::create(static_cast<int>(node_of_rank.size()));
+  const int nodes = *std::max_element(node_of_rank.begin(), node_of_rank.end()) + 1;
+  std::shared_ptr<coll::NodeBuckets> buckets(new coll::NodeBuckets[static_cast<std::size_t>(nodes)],
+                                             std::default_delete<coll::NodeBuckets[]>());
+  coll::TransportOptions options;
+  options.timeout_s = 30;
+  std::vector<std::unique_ptr<coll::Transport>> ranks;
+  for (int rank = 0; rank < static_cast<int>(node_of_rank.size()); ++rank) {
+    ranks.push_back(coll::make_shaped_transport(world->make_transport(rank, options), shape, rank,
+                                                node_of_rank, buckets, nullptr, options));
+  }
+  return ranks;
+}
+
+// Sends `total` bytes in `message` pieces over every (from, to) pair of `pairs` at once; returns
+// the seconds from the first send until the last piece arrived (thread start-up, slow on a
+// loaded machine, is left out).
+double stream(std::vector<std::unique_ptr<coll::Transport>>& ranks,
+              const std::vector<std::pair<int, int>>& pairs, std::size_t total,
+              std::size_t message) {
+  const std::size_t pieces = total / message;
+  std::vector<std::vector<std::byte>> sent(pairs.size(), std::vector<std::byte>(total)),
+      received(pairs.size(), std::vector<std::byte>(total));
+  std::vector<std::thread> threads;
+  std::vector<std::chrono::steady_clock::time_point> started(pairs.size()), arrived(pairs.size());
+  for (std::size_t p = 0; p < pairs.size(); ++p) {
+    threads.emplace_back([&, p] {
+      auto& sender = *ranks[static_cast<std::size_t>(pairs[p].first)];
+      std::vector<coll::Transport::Request> requests;
+      started[p] = std::chrono::steady_clock::now();
+      for (std::size_t i = 0; i < pieces; ++i) {
+        requests.push_back(sender.send(pairs[p].second, i, sent[p].data() + i * message, message));
+      }
+      sender.wait_all(requests);
+    });
+    threads.emplace_back([&, p] {
+      auto& receiver = *ranks[static_cast<std::size_t>(pairs[p].second)];
+      std::vector<coll::Transport::Request> requests;
+      for (std::size_t i = 0; i < pieces; ++i) {
+        requests.push_back(
+            receiver.recv(pairs[p].first, i, received[p].data() + i * message, message));
+      }
+      receiver.wait_all(requests);
+      arrived[p] = std::chrono::steady_clock::now();
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  return std::chrono::duration<double>(*std::max_element(arrived.begin(), arrived.end()) -
+                                       *std::min_element(started.begin(), started.end()))
+      .count();
+}
+
+TEST(ShapedTransport, IntraLinkCarriesItsSetRate) {
+  coll::LinkShape shape;
+  shape.intra = {0, 1 / 8e6};  // 8 MB/s: 8 MiB take 1 s
+  auto ranks = shaped_world(shape, {0, 0});
+  constexpr std::size_t kTotal = 8u << 20;
+  const double elapsed = stream(ranks, {{0, 1}}, kTotal, 64u << 10);
+  const double rate = kTotal / elapsed;
+  EXPECT_NEAR(rate, 8e6, 0.10 * 8e6) << "achieved " << rate / 1e6 << " MB/s in " << elapsed;
+}
+
+TEST(ShapedTransport, TimeScaleSlowsTheLinkByK) {
+  coll::LinkShape shape;
+  shape.intra = {0, 1 / 80e6};  // 80 MB/s, slowed 10 times: 8 MB/s
+  shape.time_scale = 10;
+  auto ranks = shaped_world(shape, {0, 0});
+  constexpr std::size_t kTotal = 8u << 20;
+  const double rate = kTotal / stream(ranks, {{0, 1}}, kTotal, 256u << 10);
+  EXPECT_NEAR(rate, 8e6, 0.10 * 8e6) << "achieved " << rate / 1e6 << " MB/s";
+}
+
+TEST(ShapedTransport, RanksOfOneNodeShareItsNic) {
+  coll::LinkShape shape;
+  shape.inter = {0, 1 / 8e6};
+  auto ranks = shaped_world(shape, {0, 0, 1, 1});
+  constexpr std::size_t kTotal = 4u << 20;  // from each of two ranks: 8 MiB through one NIC
+  const double rate = 2 * kTotal / stream(ranks, {{0, 2}, {1, 3}}, kTotal, 64u << 10);
+  EXPECT_NEAR(rate, 8e6, 0.10 * 8e6) << "achieved " << rate / 1e6 << " MB/s for the node";
+}
+
+TEST(ShapedTransport, StagingPathLimitsANodesConcurrentCopies) {
+  coll::LinkShape shape;
+  shape.intra = {0, 1 / 16e6};              // each link 16 MB/s alone
+  shape.staging_beta_s_per_byte = 1 / 8e6;  // the node's staging path: 8 MB/s for all
+  auto ranks = shaped_world(shape, {0, 0, 0, 0});
+  constexpr std::size_t kTotal = 4u << 20;
+  const double rate = 2 * kTotal / stream(ranks, {{0, 1}, {2, 3}}, kTotal, 64u << 10);
+  EXPECT_NEAR(rate, 8e6, 0.10 * 8e6) << "achieved " << rate / 1e6 << " MB/s for the node";
+}
+
+TEST(ShapedTransport, EveryMessageTakesAlpha) {
+  coll::LinkShape shape;
+  // 200 ms one way: long beside the 5-40 ms a woken thread may wait for a core on this loaded
+  // machine (that wait is the emulation's latency floor, docs/emulation.md). Never less than
+  // alpha; at most a quarter more (a missing or doubled alpha fails either way).
+  constexpr double kAlpha = 0.2;
+  shape.inter = {kAlpha, 0};
+  auto ranks = shaped_world(shape, {0, 1});
+  constexpr int kRoundTrips = 4;
+  std::thread echo([&] {
+    for (int i = 0; i < kRoundTrips; ++i) {
+      int value = 0;
+      auto in = ranks[1]->recv(0, 1, &value, sizeof value);
+      ranks[1]->wait(in);
+      auto out = ranks[1]->send(0, 2, &value, sizeof value);
+      ranks[1]->wait(out);
+    }
+  });
+  std::vector<double> one_way;
+  for (int i = 0; i < kRoundTrips; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    int value = i, back = -1;
+    auto out = ranks[0]->send(1, 1, &value, sizeof value);
+    auto in = ranks[0]->recv(1, 2, &back, sizeof back);
+    std::vector<coll::Transport::Request> both{out, in};
+    ranks[0]->wait_all(both);
+    EXPECT_EQ(back, i);
+    one_way.push_back(seconds_since(start) / 2);
+  }
+  echo.join();
+  std::sort(one_way.begin(), one_way.end());
+  const double median = one_way[one_way.size() / 2];
+  EXPECT_GE(median, kAlpha);
+  EXPECT_LE(median, kAlpha * 1.25) << "one-way " << median * 1e3 << " ms";
+}
+
+TEST(LinkShape, ParsesItsOwnTextAndRejectsBadParts) {
+  const auto shape = coll::LinkShape::parse(
+      "intra=7e-06:9.4e-11,inter=7.4e-06:1.93e-10,staging=3.32e-11,scale=20", "COLL_SHAPE");
+  EXPECT_DOUBLE_EQ(shape.intra.alpha_s, 7e-6);
+  EXPECT_DOUBLE_EQ(shape.inter.beta_s_per_byte, 1.93e-10);
+  EXPECT_DOUBLE_EQ(shape.staging_beta_s_per_byte, 3.32e-11);
+  EXPECT_DOUBLE_EQ(shape.time_scale, 20);
+  EXPECT_EQ(coll::LinkShape::parse(shape.to_string(), "again").to_string(), shape.to_string());
+  for (const char* bad : {"intra=1:2", "intra=1:2,inter=x:1", "intra=1,inter=1:2",
+                          "intra=1:2,inter=1:2,scale=0.5", "intra=1:2,inter=1:2,speed=3"}) {
+    try {
+      coll::LinkShape::parse(bad, "COLL_SHAPE");
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const coll::Error& error) {
+      EXPECT_EQ(error.status(), coll::Status::InvalidArgument);
+      EXPECT_NE(std::string(error.what()).find("COLL_SHAPE"), std::string::npos) << error.what();
+    }
+  }
+}
+
+}  // namespace
