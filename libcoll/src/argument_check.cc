@@ -103,7 +103,8 @@ void NeighbourCheck::send(const void* data, std::size_t bytes) {
 std::span<const std::byte> NeighbourCheck::receive() {
   received_ = true;
   transport_.wait(incoming_);
-  if (incoming_.bytes < sizeof(CallDescriptor)) fail_everywhere(transport_, size_mismatch_reason(previous_, me_, sizeof mine_));
+  if (incoming_.bytes < sizeof(CallDescriptor))
+    fail_everywhere(transport_, size_mismatch_reason(previous_, me_, sizeof mine_));
   CallDescriptor theirs;
   std::memcpy(&theirs, inbox_.data(), sizeof theirs);
   if (std::memcmp(&theirs, &mine_, sizeof mine_) != 0) {

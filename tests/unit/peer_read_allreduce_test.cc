@@ -73,8 +73,8 @@ Outcome run_peer_read(const std::vector<int>& node_of_rank, std::size_t count) {
       float* out = rank == 0 ? send.data() : recv.data();
       const coll::CollectiveContext context{
           transport, pool, group, node_of_rank, coll::TagSpace(1, 0), coll::Tuning{}};
-      coll::find_algorithm("peer_read")->run(
-          context, {send.data(), out, count, coll::DataType::Float32, coll::ReduceOp::Sum});
+      coll::find_algorithm("peer_read")
+          ->run(context, {send.data(), out, count, coll::DataType::Float32, coll::ReduceOp::Sum});
       auto& outcome = outcomes[static_cast<std::size_t>(rank)];
       outcome.wrong =
           collbench::count_wrong(coll::DataType::Float32, coll::ReduceOp::Sum, ranks, out, count);

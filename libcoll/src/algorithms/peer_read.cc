@@ -197,11 +197,11 @@ std::optional<model::Prediction> direct_cost(const model::CostParams& params,
 }
 
 const AlgorithmRegistration kPeerRead({.name = "peer_read",
-                                     .run = peer_read_allreduce,
-                                     .summary = "ranks of one node reduce straight from each "
-                                                "other's buffers (no staging); else ring",
-                                     .order = 7,
-                                     .cost = direct_cost});
+                                       .run = peer_read_allreduce,
+                                       .summary = "ranks of one node reduce straight from each "
+                                                  "other's buffers (no staging); else ring",
+                                       .order = 7,
+                                       .cost = direct_cost});
 
 }  // namespace
 }  // namespace coll

@@ -94,8 +94,8 @@ class UcxTransport final : public Transport {
   std::unique_ptr<UcxWorker> local_;
   std::unique_ptr<UcxWorker> net_;
   std::vector<std::unique_ptr<PeerLink>> links_;
-  std::unordered_set<void*> in_flight_;       // requests posted and not yet completed
-  bool drained_ = true;  // false: after a failure, UCX still had operations queued
+  std::unordered_set<void*> in_flight_;  // requests posted and not yet completed
+  bool drained_ = true;                  // false: after a failure, UCX still had operations queued
   std::unique_ptr<CrossMemory> peer_memory_;  // ranks of this node read each other's buffers
   std::string description_;
 };

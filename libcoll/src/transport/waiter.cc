@@ -171,9 +171,9 @@ void Waiter::size_mismatch(int peer, std::size_t expected_bytes) {
   // The argument check of the sender's neighbour usually sees the same mismatch, and its message
   // names both calls: a moment for it to arrive before posting this vaguer one.
   if (auto reason = await_abort(kPreferCheckMs)) throw Error(Status::InvalidUsage, *reason);
-  throw Error(Status::InvalidUsage,
-              fail_job(size_mismatch_reason(peer, bootstrap_ ? bootstrap_->rank() : -1,
-                                            expected_bytes)));
+  throw Error(
+      Status::InvalidUsage,
+      fail_job(size_mismatch_reason(peer, bootstrap_ ? bootstrap_->rank() : -1, expected_bytes)));
 }
 
 void Waiter::complete_receive(Transport::Request& request, std::size_t received) {
