@@ -9,26 +9,28 @@
 
 #include "read_json.hpp"
 #include "run_command.hpp"
+#include "scratch_file.hpp"
 
 namespace {
 
 using coll::testing::read_json;
 using coll::testing::run_command;
+using coll::testing::ScratchFile;
 
 const std::string kSmallCell =
     " --paper-tables --emulate --model-gradients googlenet --strategy caffe-mpi --nodes 2 -g 2 "
     "-n 1 -w 0";
 
 TEST(CollbenchEmulate, OneCellMeasuredBesideTheModel) {
-  const std::string json = ::testing::TempDir() + "/emulated.json";
+  const ScratchFile json("emulated.json");
   const auto result = run_command(
-      std::string(COLLBENCH_PATH) + kSmallCell + " --time-scale 40 --json " + json, 300);
+      std::string(COLLBENCH_PATH) + kSmallCell + " --time-scale 40 --json " + json.path(), 300);
   ASSERT_EQ(result.exit_code, 0) << result.output;
   for (const char* text : {"emulated on this machine", "COLL_SHAPE=intra=7.0072e-06:9.404e-11",
                            "scale=40", "comm deviation", "| googlenet | caffe-mpi | 4 (2x2) |"}) {
     EXPECT_NE(result.output.find(text), std::string::npos) << text << "\n" << result.output;
   }
-  const auto doc = read_json(json);
+  const auto doc = read_json(json.path());
   EXPECT_EQ(doc["mode"], "paper-tables-emulated");
   ASSERT_EQ(doc["cells"].size(), 1u);
   const auto& cell = doc["cells"][0];

@@ -2,23 +2,18 @@
 // too), --model-only, --paper-tables, --scaling (these launch no process).
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <nlohmann/json.hpp>
-#include <sstream>
-
+#include "read_json.hpp"
 #include "run_command.hpp"
+#include "scratch_file.hpp"
 
 namespace {
 
+using coll::testing::read_json;
 using coll::testing::run_command;
+using coll::testing::ScratchFile;
 
 std::string collbench(const std::string& args) {
   return std::string(COLLBENCH_PATH) + " " + args;
-}
-
-nlohmann::json read_json(const std::string& path) {
-  std::ifstream file(path);
-  return nlohmann::json::parse(file);
 }
 
 TEST(CollbenchModelOnly, StrategyListNamesEverySource) {
@@ -34,38 +29,39 @@ TEST(CollbenchStrategy, EveryStrategyReplaysForRealWithExactResults) {
   // Algorithm, placement (COLL_HIER_INTER, COLL_PS_SERVERS), granularity and overlap of each
   // strategy run on 2 emulated nodes of 2 ranks; compute shortened to keep the test quick.
   for (const char* name : {"cntk", "mxnet", "tensorflow", "caffe-mpi", "horovod", "ddp", "best"}) {
-    const std::string json = ::testing::TempDir() + "/strategy.json";
+    const ScratchFile json("strategy.json");
     const auto result =
         run_command(collbench(std::string("--model-gradients googlenet --nodes 2 -g 2 -n 1 -w 0 "
                                           "--compute-scale 0.05 --strategy ") +
-                              name + " --json " + json),
+                              name + " --json " + json.path()),
                     300);
     ASSERT_EQ(result.exit_code, 0) << name << ": " << result.output;
-    const auto doc = read_json(json);
+    const auto doc = read_json(json.path());
     EXPECT_EQ(doc["wrong"], 0) << name;
     EXPECT_EQ(doc["overlap"], std::string(name) != "cntk") << name;
   }
 }
 
 TEST(CollbenchModelOnly, PaperTablesOnStdoutAndInJson) {
-  const std::string json = ::testing::TempDir() + "/paper_tables.json";
-  const auto result = run_command(collbench("--paper-tables --json " + json), 120);
+  const ScratchFile json("paper_tables.json");
+  const auto result = run_command(collbench("--paper-tables --json " + json.path()), 120);
   ASSERT_EQ(result.exit_code, 0) << result.output;
   for (const char* text : {"preset p40-ib56", "## Table 6", "## Table 7", "| caffe-mpi |",
                            "16 (4x4)", "At 16 GPUs (4 nodes x 4):", "resnet50: best paper-era"}) {
     EXPECT_NE(result.output.find(text), std::string::npos) << text;
   }
-  const auto doc = read_json(json);
+  const auto doc = read_json(json.path());
   EXPECT_EQ(doc["mode"], "paper-tables");
   EXPECT_EQ(doc["cells"].size(), 3u * 7 * 5);
   EXPECT_EQ(doc["batch_per"], "gpu");
 }
 
 TEST(CollbenchModelOnly, BatchPerNodeSplitsTheBatch) {
-  const std::string json = ::testing::TempDir() + "/paper_tables_node.json";
-  ASSERT_EQ(run_command(collbench("--paper-tables --batch-per node --json " + json), 120).exit_code,
+  const ScratchFile json("paper_tables_node.json");
+  ASSERT_EQ(run_command(collbench("--paper-tables --batch-per node --json " + json.path()), 120)
+                .exit_code,
             0);
-  for (const auto& cell : read_json(json)["cells"]) {
+  for (const auto& cell : read_json(json.path())["cells"]) {
     if (cell["model"] == "alexnet") {
       EXPECT_EQ(cell["batch_per_gpu"], 1024 / cell["ranks_per_node"].get<int>()) << cell;
     }
@@ -73,15 +69,15 @@ TEST(CollbenchModelOnly, BatchPerNodeSplitsTheBatch) {
 }
 
 TEST(CollbenchModelOnly, AnIterationOnFourThousandGpus) {
-  const std::string json = ::testing::TempDir() + "/model_only.json";
+  const ScratchFile json("model_only.json");
   const auto result = run_command(
       collbench("--model-only --nodes 512 --ranks-per-node 8 --model-gradients resnet50 "
                 "--strategy best --json " +
-                json),
+                json.path()),
       120);
   ASSERT_EQ(result.exit_code, 0) << result.output;
   EXPECT_NE(result.output.find("4096 ranks on 512 nodes"), std::string::npos) << result.output;
-  const auto doc = read_json(json);
+  const auto doc = read_json(json.path());
   EXPECT_EQ(doc["ranks"], 4096);
   EXPECT_GT(doc["comm_ms"].get<double>(), 0);
   EXPECT_GE(doc["iteration_ms"].get<double>(),
@@ -89,11 +85,11 @@ TEST(CollbenchModelOnly, AnIterationOnFourThousandGpus) {
 }
 
 TEST(CollbenchModelOnly, ScalingFrom64To4096Gpus) {
-  const std::string json = ::testing::TempDir() + "/scaling.json";
-  const auto result = run_command(collbench("--scaling --json " + json), 120);
+  const ScratchFile json("scaling.json");
+  const auto result = run_command(collbench("--scaling --json " + json.path()), 120);
   ASSERT_EQ(result.exit_code, 0) << result.output;
   EXPECT_NE(result.output.find("| 4096 GPUs |"), std::string::npos) << result.output;
-  const auto doc = read_json(json);
+  const auto doc = read_json(json.path());
   EXPECT_EQ(doc["cells"].size(), 3u * 7 * 7);  // models x strategies x (64 .. 4096)
   for (const auto& cell : doc["cells"]) {
     EXPECT_EQ(cell["ranks_per_node"], 8);
@@ -104,13 +100,13 @@ TEST(CollbenchModelOnly, ScalingFrom64To4096Gpus) {
 
 TEST(CollbenchModelOnly, PlacementSettingsReachTheModel) {
   auto exposed = [](const std::string& args) {
-    const std::string json = ::testing::TempDir() + "/placement.json";
+    const ScratchFile json("placement.json");
     const auto result = run_command(
         collbench("--model-only --nodes 4 -g 4 --model-gradients resnet50 --overlap --json " +
-                  json + " " + args),
+                  json.path() + " " + args),
         60);
     EXPECT_EQ(result.exit_code, 0) << args << result.output;
-    return read_json(json)["comm_ms"].get<double>();
+    return read_json(json.path())["comm_ms"].get<double>();
   };
   const double every_rank = exposed("--algo ps");
   EXPECT_NE(exposed("--algo ps --ps-servers 4"), every_rank);

@@ -7,10 +7,12 @@
 #include <fstream>
 
 #include "run_command.hpp"
+#include "scratch_file.hpp"
 
 namespace {
 
 using coll::testing::run_command;
+using coll::testing::ScratchFile;
 
 std::string collrun(const std::string& args) {
   return std::string(COLLRUN_PATH) + " " + args;
@@ -56,24 +58,24 @@ TEST(Collrun, AProgramThatCannotStartIsNamedWithTheReason) {
             std::string::npos)
       << no_file.output;
 
-  const std::string not_executable = ::testing::TempDir() + "/collrun_not_executable";
-  std::ofstream(not_executable) << "#!/bin/sh\necho hello\n";
-  ::chmod(not_executable.c_str(), 0644);
-  const auto denied = run_command(collrun(not_executable), 30);
+  const ScratchFile not_executable("collrun_not_executable");
+  std::ofstream(not_executable.path()) << "#!/bin/sh\necho hello\n";
+  ::chmod(not_executable.path().c_str(), 0644);
+  const auto denied = run_command(collrun(not_executable.path()), 30);
   EXPECT_EQ(denied.exit_code, 127) << denied.output;
-  EXPECT_NE(denied.output.find("cannot start '" + not_executable + "': Permission denied"),
+  EXPECT_NE(denied.output.find("cannot start '" + not_executable.path() + "': Permission denied"),
             std::string::npos)
       << denied.output;
 
   // Executable but not a program: exec itself fails, in the rank, which says why.
-  const std::string not_a_program = ::testing::TempDir() + "/collrun_not_a_program";
-  std::ofstream(not_a_program) << "not a program\n";
-  ::chmod(not_a_program.c_str(), 0755);
-  const auto bad_format = run_command(collrun(not_a_program), 30);
+  const ScratchFile not_a_program("collrun_not_a_program");
+  std::ofstream(not_a_program.path()) << "not a program\n";
+  ::chmod(not_a_program.path().c_str(), 0755);
+  const auto bad_format = run_command(collrun(not_a_program.path()), 30);
   EXPECT_EQ(bad_format.exit_code, 127) << bad_format.output;
-  EXPECT_NE(
-      bad_format.output.find("cannot execute " + not_a_program + ": not an executable format"),
-      std::string::npos)
+  EXPECT_NE(bad_format.output.find("cannot execute " + not_a_program.path() +
+                                   ": not an executable format"),
+            std::string::npos)
       << bad_format.output;
 }
 

@@ -12,6 +12,7 @@
 
 #include "read_json.hpp"
 #include "run_command.hpp"
+#include "scratch_file.hpp"
 
 #ifdef COLLTOPO_PATH
 
@@ -19,6 +20,7 @@ namespace {
 
 using coll::testing::read_json;
 using coll::testing::run_command;
+using coll::testing::ScratchFile;
 
 std::string colltopo(const std::string& args) {
   return std::string(COLLTOPO_PATH) + " " + args;
@@ -55,8 +57,9 @@ std::vector<std::string> row(const std::string& output, const std::string& secti
 using Words = std::vector<std::string>;
 
 TEST(Colltopo, TwoEmulatedNodesShowNodesRankMapAndLinkClasses) {
-  const std::string json = ::testing::TempDir() + "/colltopo_nodes.json";
-  const auto result = run_command(colltopo("--nodes 2 --ranks-per-node 2 --json " + json), 60);
+  const ScratchFile json("colltopo_nodes.json");
+  const auto result =
+      run_command(colltopo("--nodes 2 --ranks-per-node 2 --json " + json.path()), 60);
   ASSERT_EQ(result.exit_code, 0) << result.output;
   const auto& out = result.output;
   EXPECT_NE(out.find("node 0 (ranks 0,1): "), std::string::npos) << out;
@@ -82,7 +85,7 @@ TEST(Colltopo, TwoEmulatedNodesShowNodesRankMapAndLinkClasses) {
     return out.substr(body, out.find("\n\n", body) - body);
   };
   EXPECT_EQ(tree("node 0 (ranks 0,1): "), tree("node 1 (ranks 2,3): "));
-  const auto report = read_json(json);
+  const auto report = read_json(json.path());
   EXPECT_EQ(report.at("num_ranks"), 4);
   EXPECT_EQ(report.at("num_nodes"), 2);
   ASSERT_EQ(report.at("nodes").size(), 2u);
@@ -106,10 +109,10 @@ TEST(Colltopo, UnevenNodeSizes) {
 }
 
 TEST(Colltopo, MeasurePrintsFiniteMatrices) {
-  const std::string json = ::testing::TempDir() + "/colltopo_measure.json";
+  const ScratchFile json("colltopo_measure.json");
   const auto result = run_command(colltopo("--nodes 2 --ranks-per-node 2 --measure "
                                            "--measure-bytes 1M --measure-iters 50 --json " +
-                                           json),
+                                           json.path()),
                                   60);
   ASSERT_EQ(result.exit_code, 0) << result.output;
   for (const char* section : {"measured latency", "measured bandwidth"}) {
@@ -128,7 +131,7 @@ TEST(Colltopo, MeasurePrintsFiniteMatrices) {
     }
   }
   EXPECT_NE(result.output.find("slow links:"), std::string::npos) << result.output;
-  const auto measure = read_json(json).at("measure");
+  const auto measure = read_json(json.path()).at("measure");
   EXPECT_EQ(measure.at("bytes"), 1048576);
   const auto& bandwidth = measure.at("gbytes_per_s");
   ASSERT_EQ(bandwidth.size(), 4u);
@@ -145,8 +148,9 @@ TEST(Colltopo, MeasurePrintsFiniteMatrices) {
 }
 
 TEST(Colltopo, P40FixtureShowsGpusNicAndPathClasses) {
-  const std::string json = ::testing::TempDir() + "/colltopo_p40.json";
-  const auto result = run_command(colltopo("--xml " + fixture("p40_node.xml") + " --json " + json));
+  const ScratchFile json("colltopo_p40.json");
+  const auto result =
+      run_command(colltopo("--xml " + fixture("p40_node.xml") + " --json " + json.path()));
   ASSERT_EQ(result.exit_code, 0) << result.output;
   const auto& out = result.output;
   EXPECT_NE(out.find("2 packages, 2 NUMA nodes, 16 cores, 32 PUs, 4 GPUs, 3 NICs"),
@@ -169,7 +173,7 @@ TEST(Colltopo, P40FixtureShowsGpusNicAndPathClasses) {
               std::string::npos)
         << out;
   EXPECT_EQ(out.find("warning"), std::string::npos) << out;
-  const auto report = read_json(json);
+  const auto report = read_json(json.path());
   ASSERT_EQ(report.at("files").size(), 1u);
   const auto& file = report.at("files")[0];
   EXPECT_EQ(file.at("fallback"), false);

@@ -9,33 +9,36 @@
 
 #include "read_json.hpp"
 #include "run_command.hpp"
+#include "scratch_file.hpp"
 
 namespace {
 
 using coll::testing::read_json;
 using coll::testing::run_command;
+using coll::testing::ScratchFile;
 
 std::string collbench(const std::string& args) {
   return std::string(COLLBENCH_PATH) + " " + args;
 }
 
 TEST(IterationReplay, EveryModelAndPolicyOverlappedOrNotIsExact) {
-  const std::string json = ::testing::TempDir() + "/replay.json";
+  const ScratchFile json("replay.json");
   const std::vector<std::string> models{"alexnet", "googlenet", "resnet50"};
   const std::vector<std::string> fusions{"none", "threshold:64M", "buckets:25M", "mgwfbp", "auto"};
   for (const auto& model : models) {
     for (const auto& fusion : fusions) {
       for (const bool overlap : {true, false}) {
         const std::string what = model + " " + fusion + (overlap ? " --overlap" : "");
-        std::remove(json.c_str());  // a run that writes nothing must not pass on the last report
+        std::remove(
+            json.path().c_str());  // a run that writes nothing must not pass on the last report
         const auto result =
             run_command(collbench("--ranks-per-node 2 --model-gradients " + model + " --fusion " +
                                   fusion + (overlap ? " --overlap" : "") +
-                                  " --compute-scale 0.02 -n 1 -w 0 --json " + json),
+                                  " --compute-scale 0.02 -n 1 -w 0 --json " + json.path()),
                         120);
         EXPECT_EQ(result.exit_code, 0) << what << "\n" << result.output;
         EXPECT_NE(result.output.find("exposed communication"), std::string::npos) << what;
-        const auto report = read_json(json);
+        const auto report = read_json(json.path());
         EXPECT_EQ(report.at("mode"), "iteration-replay") << what;
         EXPECT_EQ(report.at("model"), model);
         EXPECT_EQ(report.at("overlap"), overlap) << what;
@@ -51,14 +54,14 @@ TEST(IterationReplay, EveryModelAndPolicyOverlappedOrNotIsExact) {
 }
 
 TEST(IterationReplay, TraceIsChromeTraceJsonWithEveryRank) {
-  const std::string trace = ::testing::TempDir() + "/replay_trace.json";
+  const ScratchFile trace("replay_trace.json");
   const auto result = run_command(
       collbench("--nodes 2 --model-gradients resnet50 --overlap --fusion mgwfbp --per-layer "
                 "--compute-scale 0.1 -n 2 -w 1 --trace " +
-                trace),
+                trace.path()),
       120);
   ASSERT_EQ(result.exit_code, 0) << result.output;
-  const auto document = read_json(trace);
+  const auto document = read_json(trace.path());
   EXPECT_EQ(document.at("displayTimeUnit"), "ms");
   std::set<int> pids;
   std::set<std::string> lanes;

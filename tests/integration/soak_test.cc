@@ -1,26 +1,27 @@
 // collbench --soak: a short soak of random operations over shared memory and TCP comes out clean
 // and plateaued, is reproducible from its seed, and refuses flags it would ignore.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include "read_json.hpp"
 #include "run_command.hpp"
+#include "scratch_file.hpp"
 
 namespace {
 
 using coll::testing::read_json;
 using coll::testing::run_command;
+using coll::testing::ScratchFile;
 
 TEST(Soak, ShortSoakAcrossTwoNodesIsExactAndPlateaus) {
-  const std::string json = ::testing::TempDir() + "/soak_" + std::to_string(::getpid()) + ".json";
+  const ScratchFile json("soak.json");
   const auto result = run_command(std::string(COLLBENCH_PATH) +
                                       " --nodes 2 --ranks-per-node 2 --soak 300 --seed 11 "
                                       "-e 256K --json " +
-                                      json,
+                                      json.path(),
                                   240);
   ASSERT_EQ(result.exit_code, 0) << result.output;
   EXPECT_NE(result.output.find("# soak: PASS (seed 11)"), std::string::npos) << result.output;
-  const auto report = read_json(json);
+  const auto report = read_json(json.path());
   EXPECT_EQ(report["mode"], "soak");
   EXPECT_EQ(report["ranks"], 4);
   EXPECT_EQ(report["nodes"], 2);
@@ -39,13 +40,12 @@ TEST(Soak, ShortSoakAcrossTwoNodesIsExactAndPlateaus) {
 TEST(Soak, TheSameSeedRunsTheSameOperations) {
   std::vector<nlohmann::json> reports;
   for (const char* seed : {"5", "5", "6"}) {
-    const std::string json =
-        ::testing::TempDir() + "/soak_seed_" + std::to_string(::getpid()) + ".json";
+    const ScratchFile json("soak_seed.json");  // removed after each run: none reads an old one
     const auto result = run_command(std::string(COLLBENCH_PATH) + " -g 3 --soak 40 --seed " + seed +
-                                        " -e 64K --algo ring,tree --json " + json,
+                                        " -e 64K --algo ring,tree --json " + json.path(),
                                     120);
     ASSERT_EQ(result.exit_code, 0) << result.output;
-    reports.push_back(read_json(json));
+    reports.push_back(read_json(json.path()));
   }
   auto calls = [](const nlohmann::json& report) {
     std::vector<int> per_sample;
