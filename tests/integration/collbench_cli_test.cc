@@ -2,31 +2,35 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "coll/types.hpp"
 #include "coll/version.hpp"
 #include "read_json.hpp"
 #include "run_command.hpp"
+#include "scratch_file.hpp"
 
 namespace {
 
 using coll::testing::count_processes;
 using coll::testing::read_json;
 using coll::testing::run_command;
+using coll::testing::ScratchFile;
 
 std::string collbench(const std::string& args) {
   return std::string(COLLBENCH_PATH) + " " + args;
 }
 
 TEST(CollbenchCli, MainJobReplaysGoogLeNetOnFourNodes) {
-  const std::string json = ::testing::TempDir() + "/googlenet.json";
-  const auto result =
-      run_command(collbench("--model-gradients googlenet --nodes 4 -n 3 -w 1 --json " + json), 300);
+  const ScratchFile json("googlenet.json");
+  const auto result = run_command(
+      collbench("--model-gradients googlenet --nodes 4 -n 3 -w 1 --json " + json.path()), 300);
   ASSERT_EQ(result.exit_code, 0) << result.output;
   EXPECT_NE(result.output.find("ms per iteration"), std::string::npos) << result.output;
-  const auto report = read_json(json);
+  const auto report = read_json(json.path());
   EXPECT_EQ(report.at("tool"), "collbench");
   EXPECT_EQ(report.at("mode"), "model-gradients");
   EXPECT_EQ(report.at("model"), "googlenet");
@@ -65,18 +69,17 @@ TEST(CollbenchCli, PerLayerBreakdownListsEveryTensor) {
 }
 
 TEST(CollbenchCli, SweepReportsZeroWrongAcrossTypes) {
-  const std::string json = ::testing::TempDir() + "/sweep.json";
+  const ScratchFile json("sweep.json");
   for (const char* type : {"float", "half", "bfloat16", "int32", "uint8", "double"}) {
-    std::remove(json.c_str());  // a run that writes nothing must not pass on the last report
+    std::remove(json.path().c_str());  // a run that writes nothing must not pass on the last one
     const auto result = run_command(
-        collbench(std::string("--nodes 3 -b 4 -e 1M -f 16 -n 2 -w 1 -c 1 -o avg --json ") + json +
-                  " -d " + type),
+        collbench(std::string("--nodes 3 -b 4 -e 1M -f 16 -n 2 -w 1 -c 1 -o avg --json ") +
+                  json.path() + " -d " + type),
         120);
     EXPECT_EQ(result.exit_code, 0) << result.output;
-    EXPECT_NE(result.output.find("Out of bounds values : 0 OK"), std::string::npos)
-        << result.output;
-    const auto report = read_json(json);
+    const auto report = read_json(json.path());
     EXPECT_EQ(report.at("mode"), "sweep");
+    EXPECT_EQ(report.at("type").get<std::string>(), coll::dtype_name(*coll::parse_dtype(type)));
     EXPECT_EQ(report.at("ranks"), 3);
     EXPECT_EQ(report.at("op"), "avg");
     EXPECT_EQ(report.at("wrong_total"), 0) << type;
@@ -104,13 +107,27 @@ TEST(CollbenchCli, BadInputIsOneLineAndExitCodeTwo) {
 }
 
 TEST(CollbenchCli, UnevenNodesForTheHierarchicalAlgorithms) {
+  const ScratchFile json("uneven.json");
   const auto result = run_command(
       collbench("--node-sizes 3,2 --algo hierarchical,hierarchical_leader -b 4 -e 1M -f 32 -n 2 "
-                "-w 1"),
+                "-w 1 --json " +
+                json.path()),
       120);
-  EXPECT_EQ(result.exit_code, 0) << result.output;
-  EXPECT_NE(result.output.find("5 ranks on 2 node(s)"), std::string::npos) << result.output;
-  EXPECT_NE(result.output.find("Out of bounds values : 0 OK"), std::string::npos) << result.output;
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const auto report = read_json(json.path());
+  EXPECT_EQ(report.at("ranks"), 5);
+  EXPECT_EQ(report.at("nodes"), 2);
+  EXPECT_EQ(report.at("wrong_total"), 0);
+  // -b 4 -e 1M -f 32: 4, 128, 4K and 128K bytes, for each of the two algorithms.
+  std::multiset<std::string> algorithms;
+  for (const auto& row : report.at("results")) {
+    algorithms.insert(row.at("algorithm").get<std::string>());
+    EXPECT_EQ(row.at("out_of_place").at("wrong"), 0) << row;
+    EXPECT_EQ(row.at("in_place").at("wrong"), 0) << row;
+  }
+  EXPECT_EQ(algorithms.count("hierarchical"), 4u);
+  EXPECT_EQ(algorithms.count("hierarchical_leader"), 4u);
+  EXPECT_EQ(algorithms.size(), 8u);
 }
 
 TEST(CollbenchCli, NoProcessOutlivesTheJob) {

@@ -2,56 +2,65 @@
 // factors, and a verification that notices a wrong result.
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
+#include <cstdio>
 
+#include "read_json.hpp"
 #include "run_command.hpp"
+#include "scratch_file.hpp"
 #include "sweep_collective.hpp"
 
 namespace {
 
+using coll::testing::read_json;
 using coll::testing::run_command;
-
-std::string slurp(const std::string& path) {
-  std::ifstream file(path);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
+using coll::testing::ScratchFile;
 
 TEST(CollbenchColl, EverySweptCollectiveIsVerifiedWithItsBusFactor) {
   // 3 ranks: all-gather and reduce-scatter scale by (n-1)/n = 0.666..., the rest as nccl-tests.
-  const std::vector<std::pair<std::string, std::string>> expected = {{"allreduce", "1.333"},
-                                                                     {"broadcast", "1"},
-                                                                     {"reduce", "1"},
-                                                                     {"allgather", "0.666"},
-                                                                     {"reducescatter", "0.666"}};
+  const std::vector<std::pair<std::string, double>> expected = {{"allreduce", 4.0 / 3},
+                                                                {"broadcast", 1},
+                                                                {"reduce", 1},
+                                                                {"allgather", 2.0 / 3},
+                                                                {"reducescatter", 2.0 / 3}};
+  const ScratchFile json("coll.json");
   for (const auto& [name, factor] : expected) {
     for (const char* type : {"float", "bfloat16", "int8"}) {
-      const std::string json = ::testing::TempDir() + "/coll_" + name + ".json";
+      std::remove(json.path().c_str());  // a run that writes nothing must not pass on the last one
       const auto result =
           run_command(std::string(COLLBENCH_PATH) + " --coll " + name + " -d " + type +
-                          " -o max -g 3 -b 0 -e 1M -f 64 -n 2 -w 1 --json " + json,
+                          " -o max -g 3 -b 1 -e 1M -f 32 -n 2 -w 1 --json " + json.path(),
                       120);
       ASSERT_EQ(result.exit_code, 0) << name << " " << type << ": " << result.output;
       EXPECT_NE(result.output.find("# collbench " + name + " sweep"), std::string::npos)
           << result.output;
-      EXPECT_NE(result.output.find("Out of bounds values : 0 OK"), std::string::npos);
-      const std::string text = slurp(json);
-      EXPECT_NE(text.find("\"collective\":\"" + name + "\""), std::string::npos) << text;
-      EXPECT_NE(text.find("\"bus_factor\":" + factor), std::string::npos) << text;
-      EXPECT_NE(text.find("\"wrong_total\":0"), std::string::npos) << text;
+      const auto report = read_json(json.path());
+      EXPECT_EQ(report.at("collective"), name);
+      EXPECT_EQ(report.at("ranks"), 3);
+      EXPECT_NEAR(report.at("bus_factor").get<double>(), factor, 1e-9) << name;
+      EXPECT_EQ(report.at("wrong_total"), 0) << name << " " << type;
+      // -b 1 -e 1M -f 32: 1 B (no whole element of the wider types: count 0), 32 B, 1K, 32K and
+      // 1M (-b 0 would sweep 0 B alone: 0 times the step factor stays 0).
+      ASSERT_EQ(report.at("results").size(), 5u) << name << " " << type;
+      for (const auto& row : report.at("results")) {
+        EXPECT_EQ(row.at("out_of_place").at("wrong"), 0) << name << " " << type << " " << row;
+        EXPECT_EQ(row.at("in_place").at("wrong"), 0) << name << " " << type << " " << row;
+      }
     }
   }
 }
 
 TEST(CollbenchColl, BlockCollectivesSweepTheWholeVectorAsNcclTestsDo) {
   // 64 B of float over 3 ranks: 5 elements per rank, a vector of 15 (60 B).
+  const ScratchFile json("allgather_vector.json");
   const auto result =
-      run_command(std::string(COLLBENCH_PATH) + " --coll allgather -g 3 -b 64 -e 64 -n 1 -w 0", 60);
+      run_command(std::string(COLLBENCH_PATH) +
+                      " --coll allgather -g 3 -b 64 -e 64 -n 1 -w 0 --json " + json.path(),
+                  60);
   ASSERT_EQ(result.exit_code, 0) << result.output;
-  EXPECT_NE(result.output.find("          60           15  float32"), std::string::npos)
-      << result.output;
+  const auto results = read_json(json.path()).at("results");
+  ASSERT_EQ(results.size(), 1u) << results;
+  EXPECT_EQ(results[0].at("bytes"), 60) << results;
+  EXPECT_EQ(results[0].at("count"), 15) << results;
 }
 
 TEST(CollbenchColl, UnknownCollectiveOrAlgorithmForOneIsAUsageError) {

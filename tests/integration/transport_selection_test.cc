@@ -3,11 +3,15 @@
 // settings in the environment override the library's TCP settings.
 #include <gtest/gtest.h>
 
+#include "read_json.hpp"
 #include "run_command.hpp"
+#include "scratch_file.hpp"
 
 namespace {
 
+using coll::testing::read_json;
 using coll::testing::run_command;
+using coll::testing::ScratchFile;
 
 const std::string kSmallSweep = " --ranks-per-node 2 -b 8 -e 8 -n 1 -w 0 -d float";
 
@@ -35,12 +39,17 @@ TEST(TransportSelection, UnknownTransportListsTheKnownOnes) {
 // environment: a receive segment smaller than the library's send segment would make UCX refuse
 // to open the interface.
 TEST(TransportSelection, TcpSettingsInTheEnvironmentReplaceTheLibrarysAll) {
-  const auto result =
-      run_command("UCX_TCP_RX_SEG_SIZE=64K UCX_WARN_UNUSED_ENV_VARS=n " +
-                      std::string(COLLBENCH_PATH) + " --nodes 2 -b 1M -e 1M -n 1 -w 0 -d float",
-                  120);
-  EXPECT_EQ(result.exit_code, 0) << result.output;
-  EXPECT_NE(result.output.find("Out of bounds values : 0 OK"), std::string::npos) << result.output;
+  const ScratchFile json("tcp_settings.json");
+  const auto result = run_command(
+      "UCX_TCP_RX_SEG_SIZE=64K UCX_WARN_UNUSED_ENV_VARS=n " + std::string(COLLBENCH_PATH) +
+          " --nodes 2 -b 1M -e 1M -n 1 -w 0 -d float --json " + json.path(),
+      120);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const auto report = read_json(json.path());
+  EXPECT_EQ(report.at("nodes"), 2);
+  EXPECT_EQ(report.at("wrong_total"), 0);
+  ASSERT_EQ(report.at("results").size(), 1u);
+  EXPECT_EQ(report.at("results")[0].at("bytes"), 1048576);
 }
 
 }  // namespace
