@@ -48,7 +48,7 @@ TEST(FailurePropagation, StoppedRankIsNamedAndTheJobEndsWithinOneTimeout) {
   EXPECT_NE(result.output.find("launcher: job failed: rank 2 stalled: its process is stopped"),
             std::string::npos)
       << result.output;
-  EXPECT_EQ(count_processes("rank_program stop 2 5"), 0);
+  EXPECT_EQ(count_processes(std::string(RANK_PROGRAM_PATH) + " stop 2 5"), 0);
 }
 
 // Runs `behaviour` on `ranks` ranks with COLL_TIMEOUT=2, expects the job to fail with
@@ -60,7 +60,7 @@ double expect_stall_named(int ranks, const std::string& behaviour, const std::st
   EXPECT_NE(result.exit_code, 0) << result.output;
   EXPECT_NE(result.output.find("launcher: job failed: " + summary), std::string::npos)
       << result.output;
-  EXPECT_EQ(count_processes("rank_program " + behaviour), 0);
+  EXPECT_EQ(count_processes(std::string(RANK_PROGRAM_PATH) + " " + behaviour), 0);
   return coll::now_seconds() - started;
 }
 

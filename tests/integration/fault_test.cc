@@ -36,7 +36,7 @@ TEST(Faults, KilledRankBecomesAnErrorNamingItOnEveryOtherRank) {
     EXPECT_NE(result.output.substr(line, end - line).find("rank 2"), std::string::npos)
         << result.output;
   }
-  EXPECT_EQ(count_processes("rank_program die 2 5"), 0);
+  EXPECT_EQ(count_processes(std::string(RANK_PROGRAM_PATH) + " die 2 5"), 0);
 }
 
 TEST(Faults, KilledRankAcrossEmulatedNodes) {
@@ -48,7 +48,7 @@ TEST(Faults, KilledRankAcrossEmulatedNodes) {
       << result.output;
   EXPECT_NE(result.output.find("[rank 0] rank_program: rank 0: "), std::string::npos)
       << result.output;
-  EXPECT_EQ(count_processes("rank_program die 1 3"), 0);
+  EXPECT_EQ(count_processes(std::string(RANK_PROGRAM_PATH) + " die 1 3"), 0);
 }
 
 TEST(Faults, StalledRankTimesOutNamingIt) {
@@ -56,14 +56,14 @@ TEST(Faults, StalledRankTimesOutNamingIt) {
   EXPECT_NE(result.exit_code, 0);
   EXPECT_NE(result.output.find("COLL_TIMEOUT"), std::string::npos) << result.output;
   EXPECT_NE(result.output.find("rank 1"), std::string::npos) << result.output;
-  EXPECT_EQ(count_processes("rank_program stall 1 4"), 0);
+  EXPECT_EQ(count_processes(std::string(RANK_PROGRAM_PATH) + " stall 1 4"), 0);
 }
 
 TEST(Faults, RankThatNeverJoinsIsNamed) {
   const auto result = run_command(launch("COLL_TIMEOUT=2 COLL_LAUNCH_GRACE=1", 3, "late 2 30"), 60);
   EXPECT_NE(result.exit_code, 0);
   EXPECT_NE(result.output.find("waiting for rank 2 to join"), std::string::npos) << result.output;
-  EXPECT_EQ(count_processes("rank_program late 2 30"), 0);
+  EXPECT_EQ(count_processes(std::string(RANK_PROGRAM_PATH) + " late 2 30"), 0);
 }
 
 TEST(Faults, MismatchedCountsFailLoudly) {

@@ -78,7 +78,7 @@ TEST(StoreHostile, StuckClientKeepsNeitherTheAbortNorTheLauncher) {
             std::string::npos)
       << result.output;
   EXPECT_LT(elapsed, 10) << result.output;
-  EXPECT_EQ(count_processes("store_hog"), 0);
+  EXPECT_EQ(count_processes(STORE_HOG_PATH), 0);
 }
 
 }  // namespace
