@@ -9,7 +9,7 @@
 // communication and no synchronization inside, so no all-reduce on this machine can be faster.
 // It also prints the single-thread and p-thread copy and add bandwidths (STREAM's Copy and Add).
 //
-// Usage: memory_bound [--bytes N] [--ranks P] [--repeats R]   (prints one JSON object)
+// Usage: memory_bound [--bytes N[K|M|G]] [--ranks P] [--repeats R]   (prints one JSON object)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -18,6 +18,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "coll/env.hpp"
 
 namespace {
 
@@ -65,7 +67,7 @@ int main(int argc, char** argv) {
   int repeats = 7;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
-    const long long value = std::atoll(argv[i + 1]);
+    const long long value = coll::parse_size(argv[i + 1]).value_or(0);  // 0: refused below
     if (flag == "--bytes" && value > 0) {
       bytes = static_cast<std::size_t>(value);
     } else if (flag == "--ranks" && value > 0 && value <= 64) {
@@ -78,7 +80,7 @@ int main(int argc, char** argv) {
     }
   }
   if (argc % 2 == 0) {
-    std::fprintf(stderr, "usage: memory_bound [--bytes N] [--ranks P] [--repeats R]\n");
+    std::fprintf(stderr, "usage: memory_bound [--bytes N[K|M|G]] [--ranks P] [--repeats R]\n");
     return 2;
   }
   const std::size_t count = bytes / sizeof(float);

@@ -174,9 +174,9 @@ void peer_read_allreduce(const CollectiveContext& context, const AllreduceArgs& 
   PeerReadAllreduce(context, args).run();
 }
 
-std::optional<model::Prediction> direct_cost(const model::CostParams& params,
-                                             const model::Shape& shape, double m,
-                                             const Tuning& tuning) {
+std::optional<model::Prediction> peer_read_cost(const model::CostParams& params,
+                                                const model::Shape& shape, double m,
+                                                const Tuning& tuning) {
   const int p = shape.ranks;
   if (shape.nodes > 1) {  // runs as ring: priced as ring
     auto as_ring = find_algorithm("ring")->cost(params, shape, m, tuning);
@@ -201,7 +201,7 @@ const AlgorithmRegistration kPeerRead({.name = "peer_read",
                                        .summary = "ranks of one node reduce straight from each "
                                                   "other's buffers (no staging); else ring",
                                        .order = 7,
-                                       .cost = direct_cost});
+                                       .cost = peer_read_cost});
 
 }  // namespace
 }  // namespace coll

@@ -19,6 +19,9 @@ using Tag = std::uint64_t;
 struct TransportOptions {
   double timeout_s = 60;       // COLL_TIMEOUT: see Waiter
   int ranks_on_this_host = 1;  // more ranks than cores: yield the core while waiting
+
+  // More ranks on this host than it has cores: a rank waiting may hold the core its peer needs.
+  bool ranks_outnumber_cores() const;
 };
 
 class Transport {

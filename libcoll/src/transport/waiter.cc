@@ -2,7 +2,6 @@
 
 #include <poll.h>
 #include <sched.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -44,7 +43,7 @@ Waiter::Waiter(Transport& transport, Bootstrap* bootstrap, const TransportOption
       bootstrap_(bootstrap),
       timeout_s_(options.timeout_s),
       report_wait_after_s_(std::min(kReportWaitSeconds, options.timeout_s / 2)),
-      oversubscribed_(options.ranks_on_this_host > std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN))) {}
+      oversubscribed_(options.ranks_outnumber_cores()) {}
 
 void Waiter::check_abort() {
   transport_.check_interrupt();  // this rank's communicator was aborted (Comm::abort)
