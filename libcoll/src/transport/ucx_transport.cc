@@ -220,9 +220,9 @@ UcxTransport::~UcxTransport() {
 // Eager messages land in FIFO segments that neither side has touched yet, and first touches of
 // shared memory are slow on this class of VM: an 8 KiB all-reduce took 72 us for its first 64
 // calls (the FIFO's length) and 2 us after. Every rank sends a full segment through every FIFO
-// slot of its next rank on the node, twice round, before any collective runs.
+// slot of its next rank on the node before any collective runs (20-80 ms once, on this VM).
 void UcxTransport::warm_shared_memory(const std::vector<int>& node_of_rank) {
-  constexpr int kMessages = 128;     // twice UCX's FIFO length (UCX_MM_FIFO_SIZE = 64)
+  constexpr int kMessages = 64;      // UCX's FIFO length (UCX_MM_FIFO_SIZE)
   constexpr Tag kWarmTag = ~Tag{0};  // no collective's tag: context 255, stage 15, ...
   const int me = bootstrap_.rank();
   const int size = static_cast<int>(node_of_rank.size());
