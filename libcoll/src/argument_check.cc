@@ -68,17 +68,20 @@ std::string CallDescriptor::describe() const {
          (tag != 0 ? " tagged " + std::to_string(tag) : "");
 }
 
-NeighbourCheck::NeighbourCheck(Transport& transport, BufferPool& pool, const Group& group,
+CheckBuffers::CheckBuffers(BufferPool& pool)
+    : inbox(pool.acquire(sizeof(CallDescriptor) + CallCheck::kMaxCarriedBytes)),
+      outbox(pool.acquire(sizeof(CallDescriptor) + CallCheck::kMaxCarriedBytes)) {}
+
+NeighbourCheck::NeighbourCheck(Transport& transport, CheckBuffers& buffers, const Group& group,
                                const TagSpace& tags, const CallDescriptor& mine)
     : transport_(transport),
-      pool_(pool),
+      buffers_(buffers),
       mine_(mine),
       me_(group.global(group.me)),
       previous_(group.global(group.index_after(-1))),
       next_(group.global(group.index_after(1))),
       send_tag_(tags.make(group.global(group.me), 0)),
-      inbox_(pool.acquire(sizeof(CallDescriptor) + kMaxCarriedBytes)),
-      incoming_(transport.recv_up_to(previous_, tags.make(previous_, 0), inbox_.data(),
+      incoming_(transport.recv_up_to(previous_, tags.make(previous_, 0), buffers.inbox.data(),
                                      sizeof(CallDescriptor) + kMaxCarriedBytes)) {}
 
 void NeighbourCheck::send(const void* data, std::size_t bytes) {
@@ -94,10 +97,10 @@ void NeighbourCheck::send(const void* data, std::size_t bytes) {
   }
   // Descriptor and data in one message: one copy of at most kMaxCarriedBytes, cheaper than the
   // second message it saves.
-  outbox_ = pool_.acquire(sizeof mine_ + bytes);
-  std::memcpy(outbox_->data(), &mine_, sizeof mine_);
-  std::memcpy(outbox_->data() + sizeof mine_, data, bytes);
-  outgoing_ = transport_.send(next_, send_tag_, outbox_->data(), sizeof mine_ + bytes);
+  std::byte* outbox = buffers_.outbox.data();
+  std::memcpy(outbox, &mine_, sizeof mine_);
+  std::memcpy(outbox + sizeof mine_, data, bytes);
+  outgoing_ = transport_.send(next_, send_tag_, outbox, sizeof mine_ + bytes);
 }
 
 std::span<const std::byte> NeighbourCheck::receive() {
@@ -106,7 +109,7 @@ std::span<const std::byte> NeighbourCheck::receive() {
   if (incoming_.bytes < sizeof(CallDescriptor))
     fail_everywhere(transport_, size_mismatch_reason(previous_, me_, sizeof mine_));
   CallDescriptor theirs;
-  std::memcpy(&theirs, inbox_.data(), sizeof theirs);
+  std::memcpy(&theirs, buffers_.inbox.data(), sizeof theirs);
   if (std::memcmp(&theirs, &mine_, sizeof mine_) != 0) {
     const bool reordered =
         theirs.tag != mine_.tag || theirs.count != mine_.count || theirs.kind != mine_.kind;
@@ -116,7 +119,7 @@ std::span<const std::byte> NeighbourCheck::receive() {
                         (reordered ? ": the ranks issued their collectives in different orders"
                                    : ": the ranks passed different arguments"));
   }
-  return {inbox_.data() + sizeof theirs, incoming_.bytes - sizeof theirs};
+  return {buffers_.inbox.data() + sizeof theirs, incoming_.bytes - sizeof theirs};
 }
 
 void NeighbourCheck::complete() {

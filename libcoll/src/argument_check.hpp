@@ -6,7 +6,6 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <string_view>
 
@@ -42,6 +41,16 @@ struct CallDescriptor {
   std::string describe() const;  // "allreduce #7 of 1000 x float32 sum (ring)"
 };
 
+// The two buffers of a communicator's checks, leased once: leasing them per collective cost a
+// tenth of a small all-reduce. One check at a time uses them (a communicator's collectives run
+// one after another), and a failed check's receive may still land in them after the
+// communicator broke: they stay this communicator's until it is destroyed.
+struct CheckBuffers {
+  explicit CheckBuffers(BufferPool& pool);
+  BufferPool::Lease inbox;   // the previous rank's descriptor and carried data
+  BufferPool::Lease outbox;  // this rank's descriptor and carried data, while being sent
+};
+
 // One collective's exchange of descriptors with the ring neighbours of `group`, in stage 15 of
 // its tags. Every rank receives up to a descriptor and CallCheck::kMaxCarriedBytes from the
 // previous rank, whether or not its own algorithm carries data, so ranks that disagree on the
@@ -49,8 +58,8 @@ struct CallDescriptor {
 class NeighbourCheck final : public CallCheck {
  public:
   // Posts the receive from the previous rank.
-  NeighbourCheck(Transport& transport, BufferPool& pool, const Group& group, const TagSpace& tags,
-                 const CallDescriptor& mine);
+  NeighbourCheck(Transport& transport, CheckBuffers& buffers, const Group& group,
+                 const TagSpace& tags, const CallDescriptor& mine);
   void send(const void* data, std::size_t bytes) override;
   std::span<const std::byte> receive() override;
   // Sends and receives what the collective did not (the check as a round of its own when called
@@ -59,14 +68,12 @@ class NeighbourCheck final : public CallCheck {
 
  private:
   Transport& transport_;
-  BufferPool& pool_;
+  CheckBuffers& buffers_;
   const CallDescriptor& mine_;
   const int me_;
   const int previous_;
   const int next_;
   const Tag send_tag_;
-  BufferPool::Lease inbox_;
-  std::optional<BufferPool::Lease> outbox_;  // descriptor and carried data, while being sent
   Transport::Request incoming_;
   Transport::Request outgoing_;
   bool sent_ = false;

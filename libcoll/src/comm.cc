@@ -89,7 +89,17 @@ struct Comm::Impl {
   unsigned context = 0;  // the tag context (0: the communicator the family was built with)
   std::vector<int> node_of_member;  // dense node ids of this communicator's ranks
   std::uint64_t sequence = 0;
-  std::string broken;  // the first error; a failed communicator refuses further calls
+  std::string broken;       // the first error; a failed communicator refuses further calls
+  std::string rank_prefix;  // "rank N: ", the start of this communicator's error messages
+  std::optional<CheckBuffers> check_buffers;  // the argument check's, from its first use
+  // The last all-reduce's algorithm, by the name asked for and the size: training loops repeat
+  // both, and the selector's lookup and the registry's search by name cost a tenth of a small
+  // all-reduce. A name and size always resolve the same way on one communicator.
+  struct {
+    std::string asked;
+    std::size_t bytes = 0;
+    const AlgorithmInfo* info = nullptr;
+  } last_resolved;
   // `auto`'s cost model over this communicator's node map, made on first use (a bad preset or
   // calibration file fails only then).
   std::once_flag selector_made;
@@ -101,7 +111,8 @@ struct Comm::Impl {
         transport(*family->transport),
         pool(family->pool),
         world(std::move(members)),
-        context(tag_context) {
+        context(tag_context),
+        rank_prefix("rank " + std::to_string(world.me) + ": ") {
     std::map<int, int> dense;
     for (const int rank : world.ranks) {
       const int node = family->rank_map.node_of_rank[static_cast<std::size_t>(rank)];
@@ -116,10 +127,13 @@ struct Comm::Impl {
     return std::make_unique<Impl>(std::move(shared), std::move(all), 0);
   }
 
-  std::string where() const { return "rank " + std::to_string(world.me) + ": "; }
+  const std::string& where() const { return rank_prefix; }
 
   const Selector& cost_model();
   std::string resolve_algorithm(std::string_view algorithm, std::size_t bytes);
+  // The algorithm `algorithm` (or "auto", or "" for COLL_ALGORITHM) runs at `bytes`; throws
+  // InvalidArgument naming the available ones when it is unknown or unavailable here.
+  const AlgorithmInfo* resolve_available(std::string_view algorithm, std::size_t bytes);
   void run_allreduce(const AllreduceArgs& args, const std::string& algorithm, std::uint64_t tag);
   // Checks the call with the other ranks and runs `body` as collective number `sequence + 1`;
   // `carries_check`: the body's algorithm carries the check in its first message.
@@ -274,13 +288,8 @@ void validate(const std::string& where, const void* send, const void* recv, std:
 
 AllreduceArgs describe_buffers(const void* send, void* recv, std::size_t count, DataType type,
                                ReduceOp op) {
-  return {send,
-          recv,
-          count,
-          type,
-          op,
-          memory_type_of(send),
-          recv == send ? memory_type_of(send) : memory_type_of(recv)};
+  const auto [send_memory, recv_memory] = memory_types_of(send, recv);
+  return {send, recv, count, type, op, send_memory, recv_memory};
 }
 
 // Point-to-point messages and fused tensors are copied by the CPU: host memory only.
@@ -332,26 +341,34 @@ const Tuning& Comm::tuning() const {
   return impl_->config.tuning;
 }
 
+// "auto": the cost model's pick for this size on this node map. Every rank must pick the same;
+// the argument check compares the resolved names, so a disagreement fails loudly.
+const AlgorithmInfo* Comm::Impl::resolve_available(std::string_view algorithm, std::size_t bytes) {
+  const std::string name = resolve_algorithm(algorithm, bytes);
+  const AlgorithmInfo* info = find_algorithm(name);
+  if (info != nullptr && is_available(*info)) return info;
+  std::string known;
+  for (const auto& candidate : Comm::algorithms()) {
+    known += (known.empty() ? "" : ", ") + candidate;
+  }
+  throw Error(Status::InvalidArgument,
+              where() +
+                  (info ? "all-reduce algorithm '" + name + "' is not available in this process ("
+                        : "unknown all-reduce algorithm '" + name + "' (") +
+                  "available: " + known + ")");
+}
+
 void Comm::Impl::run_allreduce(const AllreduceArgs& args, const std::string& algorithm,
                                std::uint64_t tag) {
   if (!broken.empty()) {
     throw Error(Status::InvalidUsage,
                 where() + "communicator unusable after an earlier error: " + broken);
   }
-  // "auto": the cost model's pick for this size on this node map. Every rank must pick the same;
-  // the argument check below compares the resolved names, so a disagreement fails loudly.
-  const std::string name = resolve_algorithm(algorithm, args.count * dtype_size(args.type));
-  const AlgorithmInfo* info = find_algorithm(name);
-  if (info == nullptr || !is_available(*info)) {
-    std::string known;
-    for (const auto& candidate : Comm::algorithms()) {
-      known += (known.empty() ? "" : ", ") + candidate;
-    }
-    throw Error(Status::InvalidArgument,
-                where() +
-                    (info ? "all-reduce algorithm '" + name + "' is not available in this process ("
-                          : "unknown all-reduce algorithm '" + name + "' (") +
-                    "available: " + known + ")");
+  const std::size_t bytes = args.count * dtype_size(args.type);
+  const AlgorithmInfo* info = last_resolved.info;
+  if (info == nullptr || last_resolved.bytes != bytes || last_resolved.asked != algorithm) {
+    info = resolve_available(algorithm, bytes);
+    last_resolved = {algorithm, bytes, info};
   }
   try {
     check_memory_supported(*info, args);
@@ -380,7 +397,8 @@ void Comm::Impl::run_collective(CallDescriptor call, bool carries_check, Body&& 
     transport.check_interrupt();
     std::optional<NeighbourCheck> check;
     if (config.tuning.check_arguments && world.size() > 1) {
-      check.emplace(transport, pool, world, TagSpace(call.sequence, 15, context), call);
+      if (!check_buffers) check_buffers.emplace(pool);
+      check.emplace(transport, *check_buffers, world, TagSpace(call.sequence, 15, context), call);
       if (!carries_check) check->complete();  // a round of its own, before the collective
     }
     const CollectiveContext on_world{transport,

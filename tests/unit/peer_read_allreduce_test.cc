@@ -71,8 +71,9 @@ Outcome run_peer_read(const std::vector<int>& node_of_rank, std::size_t count) {
       std::vector<float> send(count), recv(count);
       collbench::fill_input(coll::DataType::Float32, coll::ReduceOp::Sum, rank, send.data(), count);
       float* out = rank == 0 ? send.data() : recv.data();
+      const coll::Tuning tuning;
       const coll::CollectiveContext context{
-          transport, pool, group, node_of_rank, coll::TagSpace(1, 0), coll::Tuning{}};
+          transport, pool, group, node_of_rank, coll::TagSpace(1, 0), tuning};
       coll::find_algorithm("peer_read")
           ->run(context, {send.data(), out, count, coll::DataType::Float32, coll::ReduceOp::Sum});
       auto& outcome = outcomes[static_cast<std::size_t>(rank)];

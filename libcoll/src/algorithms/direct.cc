@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -33,16 +34,18 @@ class Direct {
         n_(context.group.size()),
         me_(context.group.me),
         schedule_(n_),
-        cut_(Segmentation::of(context.tuning, elem_, args.count, 1)),
-        staging_(context.pool.acquire(std::size_t(n_) * cut_.elems() * elem_)) {}
+        cut_(Segmentation::of(context.tuning, elem_, args.count, 1)) {}
 
   void run() {
     for (std::size_t segment = 0; segment < cut_.segments(); ++segment) exchange(segment);
   }
 
  private:
-  std::byte* slot(int member) const {
-    return staging_.data() + std::size_t(member) * cut_.elems() * elem_;
+  // Leased at first use: two ranks whose one message carries the check receive into the
+  // check's buffer and never stage.
+  std::byte* slot(int member) {
+    if (!staging_) staging_.emplace(context_.pool.acquire(std::size_t(n_) * cut_.elems() * elem_));
+    return staging_->data() + std::size_t(member) * cut_.elems() * elem_;
   }
 
   // Every rank's piece `segment` to every other, then the n pieces reduced in rank order.
@@ -110,7 +113,7 @@ class Direct {
   const int me_;
   const DirectSchedule schedule_;
   const Segmentation cut_;
-  BufferPool::Lease staging_;
+  std::optional<BufferPool::Lease> staging_;
 };
 
 void direct_allreduce(const CollectiveContext& context, const AllreduceArgs& args) {

@@ -64,8 +64,9 @@ std::string_view memory_type_name(MemoryType type) {
   return type == MemoryType::Device ? "device" : "host";
 }
 
-MemoryType memory_type_of(const void* pointer) {
-  const CuPointerGetAttribute get_attribute = loaded_driver();
+namespace {
+
+MemoryType type_with(CuPointerGetAttribute get_attribute, const void* pointer) {
   if (get_attribute == nullptr || pointer == nullptr) return MemoryType::Host;
   const auto address = reinterpret_cast<std::uintptr_t>(pointer);
   unsigned memory_type = 0;
@@ -77,6 +78,18 @@ MemoryType memory_type_of(const void* pointer) {
   int managed = 0;
   get_attribute(&managed, kAttributeIsManaged, address);
   return managed ? MemoryType::Host : MemoryType::Device;
+}
+
+}  // namespace
+
+MemoryType memory_type_of(const void* pointer) {
+  return type_with(loaded_driver(), pointer);
+}
+
+std::pair<MemoryType, MemoryType> memory_types_of(const void* first, const void* second) {
+  const CuPointerGetAttribute get_attribute = loaded_driver();
+  const MemoryType of_first = type_with(get_attribute, first);
+  return {of_first, second == first ? of_first : type_with(get_attribute, second)};
 }
 
 }  // namespace coll

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string_view>
+#include <utility>
 
 namespace coll {
 
@@ -14,5 +15,7 @@ std::string_view memory_type_name(MemoryType type);  // "host", "device"
 // Asks the CUDA driver only when this process has already loaded it: device memory cannot
 // exist otherwise, and a process that never uses CUDA never loads it (nor pays for it).
 MemoryType memory_type_of(const void* pointer);
+// Both at the cost of one look at the loaded objects (a collective's send and receive buffers).
+std::pair<MemoryType, MemoryType> memory_types_of(const void* first, const void* second);
 
 }  // namespace coll

@@ -6,7 +6,6 @@
 #include <cstdlib>
 #include <initializer_list>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 #include "bootstrap/bootstrap.hpp"
@@ -110,6 +109,7 @@ class UcxTransport final : public Transport {
   PeerLink& link(int peer);
   Request post_receive(int peer, Tag tag, void* data, std::size_t bytes, bool up_to);
   void track(void* request);
+  void forget(void* request);
   void cancel_in_flight();
   void close_endpoints(bool graceful);
   void warm_shared_memory(const std::vector<int>& node_of_rank);
@@ -119,8 +119,10 @@ class UcxTransport final : public Transport {
   std::unique_ptr<UcxWorker> local_;
   std::unique_ptr<UcxWorker> net_;
   std::vector<std::unique_ptr<PeerLink>> links_;
-  std::unordered_set<void*> in_flight_;  // requests posted and not yet completed
-  bool drained_ = true;                  // false: after a failure, UCX still had operations queued
+  // Requests posted and not yet completed: a few per collective, so a vector searched on
+  // completion costs less than a hash set's node per request.
+  std::vector<void*> in_flight_;
+  bool drained_ = true;  // false: after a failure, UCX still had operations queued
   std::unique_ptr<CrossMemory> peer_memory_;  // ranks of this node read each other's buffers
   std::string description_;
 };
@@ -246,7 +248,14 @@ void UcxTransport::warm_shared_memory(const std::vector<int>& node_of_rank) {
 }
 
 void UcxTransport::track(void* request) {
-  if (UCS_PTR_IS_PTR(request)) in_flight_.insert(request);
+  if (UCS_PTR_IS_PTR(request)) in_flight_.push_back(request);
+}
+
+void UcxTransport::forget(void* request) {
+  const auto it = std::find(in_flight_.begin(), in_flight_.end(), request);
+  if (it == in_flight_.end()) return;
+  *it = in_flight_.back();
+  in_flight_.pop_back();
 }
 
 // After a failure, collectives abandon their requests: cancel and release them so that UCX
@@ -348,7 +357,7 @@ bool UcxTransport::test(Request& request) {
     received = info.length;
   }
   if (status == UCS_INPROGRESS) return false;
-  in_flight_.erase(request.handle);
+  forget(request.handle);
   ucp_request_free(request.handle);
   request.handle = nullptr;
   request.done = true;
