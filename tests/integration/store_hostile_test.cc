@@ -74,9 +74,9 @@ TEST(StoreHostile, StuckClientKeepsNeitherTheAbortNorTheLauncher) {
   EXPECT_NE(result.output.find("store_hog: rank 1 heard the abort: rank 0 exited with status 1"),
             std::string::npos)
       << result.output;
-  EXPECT_NE(result.output.find("coll store: closed the connection of rank 0: holds"),
-            std::string::npos)
-      << result.output;
+  // Whether the store drops the client before the job ends depends on how far it got through
+  // the requests: the drop itself is
+  // StoreHostile.ClientThatNeverReadsIsDroppedAndOthersHearTheAbort.
   EXPECT_LT(elapsed, 10) << result.output;
   EXPECT_EQ(count_processes(STORE_HOG_PATH), 0);
 }

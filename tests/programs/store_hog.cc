@@ -34,6 +34,9 @@ void hog(int flooded) {
   requests += encode({Op::Set, "big", std::string(1u << 20, 'x')});
   for (int i = 0; i < 64; ++i) requests += encode({Op::Get, "big", ""});
   socket.send_all(requests);
+  // Stuck from here on: the store has begun to answer, and nothing will read its replies.
+  pollfd answered{socket.fd(), POLLIN, 0};
+  ::poll(&answered, 1, static_cast<int>(kHogLifetimeS * 1000));
   const char done = 1;
   [[maybe_unused]] const auto ignored = ::write(flooded, &done, 1);
   pollfd hung_up{socket.fd(), POLLRDHUP, 0};

@@ -7,6 +7,7 @@
 #include "bootstrap/store_client.hpp"
 #include "bootstrap/store_server.hpp"
 #include "bootstrap/store_wire.hpp"
+#include "coll/clock.hpp"
 #include "coll/error.hpp"
 
 namespace coll {
@@ -147,8 +148,13 @@ TEST(StoreServer, AbortReachesConnectedAndLateClients) {
   }
   ASSERT_TRUE(reason);
   EXPECT_EQ(*reason, "rank 3 was killed");
+  // The abort comes with the reply to the late client's hello, in the same read: it is heard
+  // without new bytes on the socket, and every later request fails at once.
   StoreClient late(server.address(), "secret", 1, 2, 5);
+  EXPECT_EQ(late.poll_abort(), std::optional<std::string>("rank 3 was killed"));
+  const double asked = now_seconds();
   EXPECT_THROW(late.get("anything", "x"), Error);
+  EXPECT_LT(now_seconds() - asked, 1);
 }
 
 TEST(SplitHostPort, RejectsMalformedAddresses) {

@@ -61,6 +61,8 @@ long long StoreClient::add(const std::string& key, long long delta) {
 }
 
 store::Message StoreClient::receive(const std::string& waiting_for) {
+  // A job already aborted answers nothing more: fail now rather than at the timeout.
+  if (abort_reason_) throw Error(Status::RemoteError, "job aborted: " + *abort_reason_);
   const Deadline deadline(timeout_s_);
   while (true) {
     if (auto message = decoder_.next()) {
@@ -100,10 +102,12 @@ std::optional<std::string> StoreClient::poll_abort() {
     abort_reason_ = "the launcher's store closed the connection (launcher gone?)";
   } else if (n > 0) {
     decoder_.feed(buffer, static_cast<std::size_t>(n));
-    while (auto message = decoder_.next()) {
-      if (message->op == store::Op::Abort || message->op == store::Op::Error) {
-        abort_reason_ = message->value;
-      }
+  }
+  // Also what an earlier read left behind: an abort that arrived with the reply to the hello
+  // (the job failed before this rank joined) sits in the decoder, not on the socket.
+  while (auto message = decoder_.next()) {
+    if (message->op == store::Op::Abort || message->op == store::Op::Error) {
+      abort_reason_ = message->value;
     }
   }
   return abort_reason_;
