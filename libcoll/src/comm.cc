@@ -327,7 +327,11 @@ const Selector& Comm::Impl::cost_model() {
       busiest = std::max(busiest, std::count(hosts.begin(), hosts.end(), host));
     const double ranks_per_core =
         double(busiest) / double(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
-    selector = std::make_unique<Selector>(model::resolve_params(), node_of_member, config.tuning,
+    model::CostParams params = model::resolve_params();
+    if (PeerMemory* memory = transport.peer_memory()) {
+      params.peer_read_call_s = memory->read_call_seconds();
+    }
+    selector = std::make_unique<Selector>(params, node_of_member, config.tuning,
                                           std::move(decisions), path, ranks_per_core);
   });
   return *selector;

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <set>
 
 #include "coll/model/calibration.hpp"
@@ -51,6 +52,22 @@ TEST_F(CostModelCli, CalibrateWritesAFileTheLibraryReads) {
   ASSERT_EQ(explain.exit_code, 0) << explain.output;
   EXPECT_NE(explain.output.find("parameters: calibration " + file), std::string::npos)
       << explain.output;
+}
+
+TEST_F(CostModelCli, ExplainShowsTheCrossMemoryReadCostTheRanksMeasured) {
+  // Ranks of one node time reads of each other's memory when they connect, and `auto` prices
+  // peer_read's reads with the cost they agreed on; without cross-memory reads there is none.
+  const auto result = run_command(collbench("--ranks-per-node 2 -b 8 -e 8 -n 1 -w 0 --explain"));
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  std::smatch found;
+  ASSERT_TRUE(
+      std::regex_search(result.output, found, std::regex("cross-mem +read +([0-9.]+) us per call")))
+      << result.output;
+  EXPECT_GT(std::stod(found[1]), 0) << result.output;
+  const auto without =
+      run_command("COLL_PEER_MEMORY=0 " + collbench("--ranks-per-node 2 -b 8 -e 8 -n 1 --explain"));
+  ASSERT_EQ(without.exit_code, 0) << without.output;
+  EXPECT_EQ(without.output.find("cross-mem"), std::string::npos) << without.output;
 }
 
 TEST_F(CostModelCli, ExplainNamesAWinnerPerSize) {

@@ -119,6 +119,20 @@ TEST(CostModel, BandwidthOptimalWinsAt64MiBOnAFlatNetwork) {
               total("ring", flat(), Shape::uniform(1, 8), kLarge), 1e-12);
 }
 
+TEST(CostModel, PeerReadPaysASystemCallPerRead) {
+  // Priced per read at the cost its transport measured, peer_read leaves small messages to the
+  // algorithms that send them and keeps the large ones, where it saves memory traffic.
+  CostParams params = flat(1e-6, 1e-10, 1e-10);
+  const Shape pair = Shape::uniform(1, 2);
+  const double reads_free = total("peer_read", params, pair, 32 << 10);
+  params.peer_read_call_s = 3e-6;
+  // 2 ranks, 32 KiB: one piece of the peer's half of this rank's block, then the peer's block.
+  EXPECT_NEAR(total("peer_read", params, pair, 32 << 10) - reads_free, 2 * 3e-6, 1e-12);
+  const std::vector<std::string> candidates{"ring", "direct", "peer_read"};
+  EXPECT_NE(choose(params, pair, 32 << 10, candidates), "peer_read");
+  EXPECT_EQ(choose(params, pair, kLarge, candidates), "peer_read");
+}
+
 TEST(CostModel, HierarchicalWinsWhenInterBetaIsTenTimesIntra) {
   CostParams params = flat(2e-6, 1e-10, 1e-11);
   params.inter.beta_s_per_byte = 10 * params.intra.beta_s_per_byte;

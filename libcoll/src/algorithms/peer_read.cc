@@ -15,6 +15,7 @@
 // 2/3 of the memory traffic gamma was measured with (c = a + b, all in memory).
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -189,10 +190,14 @@ std::optional<model::Prediction> peer_read_cost(const model::CostParams& params,
   model::Prediction out{"peer_read"};
   if (p < 2) return out;
   const double peers_share = (p - 1.0) / p * m;
-  out.latency_s = 3.0 * (p - 1) * params.intra.alpha_s;
+  // Reads: of each peer's part of this rank's block, one per piece, then each peer's block.
+  const double pieces = std::max(1.0, std::ceil(m / p / static_cast<double>(kPieceBytes)));
+  const double reads = (p - 1) * (pieces + 1);
+  out.latency_s = 3.0 * (p - 1) * params.intra.alpha_s + reads * params.peer_read_call_s;
   out.bandwidth_s = 2.0 * peers_share * params.intra.beta_s_per_byte;
   out.reduction_s = 2.0 / 3.0 * peers_share * params.gamma_s_per_byte;
-  out.detail = model::detail_text("3 rounds of %d messages; reads 2(p-1)/p*M from peers", p - 1);
+  out.detail = model::detail_text("3 rounds of %d messages; %d reads of 2(p-1)/p*M from peers",
+                                  p - 1, static_cast<int>(reads));
   return out;
 }
 

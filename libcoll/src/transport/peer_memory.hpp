@@ -21,6 +21,11 @@ class PeerMemory {
   // Copies `bytes` at `remote`, an address in `peer`'s memory that the peer published (and
   // keeps valid and unchanged until told otherwise), into `local`. Throws coll::Error on failure.
   virtual void read(int peer, std::uint64_t remote, void* local, std::size_t bytes) = 0;
+
+  // What one read costs besides its bytes (a system call for cross-memory attach), as the ranks
+  // measured it together when they connected: the same on every rank, so the cost model's
+  // choices agree. 0 where a read is a plain copy.
+  virtual double read_call_seconds() const { return 0; }
 };
 
 // An address as published to peers.

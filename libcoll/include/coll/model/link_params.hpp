@@ -20,6 +20,9 @@ struct CostParams {
   // node's staging path, shared by every intra-node flow of that node in one step, so a step
   // with f such flows moves each at max(intra beta, f * staging beta). 0: no shared path.
   double staging_beta_s_per_byte = 0;
+  // One cross-memory read's cost besides its bytes (peer_read pays it per read): measured by the
+  // ranks when their transport connects; 0 in presets and where unknown.
+  double peer_read_call_s = 0;
 };
 
 // When the ranks of a host outnumber its cores they take turns on them: their copies and
