@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "coll/error.hpp"
+#include "coll/model/preset.hpp"
 #include "coll/schedule/compute_profile.hpp"
 #include "coll/tools/launcher.hpp"
 #include "model_table.hpp"
@@ -187,15 +188,14 @@ std::vector<PaperShape> emulated_shapes(const Options& options) {
   return shapes;
 }
 
-std::string markdown(const Options& options, const MachineLimits& machine,
+std::string markdown(const Options& options, const std::string& links, const MachineLimits& machine,
                      const std::vector<EmulatedCell>& cells) {
   std::ostringstream out;
   out << tables_header(options,
                        "The paper's Tables 6 and 7, emulated on this machine beside the "
                        "cost model")
-      << "# emulation: COLL_TRANSPORT=shaped:ucx COLL_CHECK_ARGS=0 COLL_SHAPE="
-      << shape_of(table_params(options), options.time_scale) << "; " << options.iterations
-      << " iteration(s) after " << options.warmup
+      << "# emulation: COLL_TRANSPORT=shaped:ucx COLL_CHECK_ARGS=0 COLL_SHAPE=" << links << "; "
+      << options.iterations << " iteration(s) after " << options.warmup
       << " warm-up, medians; times divided by K; forward is not replayed (iteration = model's "
          "forward + measured backward + exposed)\n"
       << "# deviation = (emulated - model) / model; this machine: " << machine.cores
@@ -293,7 +293,7 @@ std::string emulation_warning(const TableCell& cell, double gradient_bytes, doub
   // other algorithms move no more per rank) and reduces half of that, at this machine's measured
   // costs (preset this-vm), in the cores' share the ranks get beside the machine's other load,
   // while the shaped links give them K x comm to do so.
-  const auto costs = preset_params("this-vm");
+  const auto costs = coll::model::preset_or_throw("this-vm", "preset");
   const double moved = 2.0 * (ranks - 1) / ranks * gradient_bytes;
   const double work_s = ranks * moved * (costs.intra.beta_s_per_byte + costs.gamma_s_per_byte / 2);
   const double cores = machine.cores * ranks / (ranks + machine.others_load);
@@ -321,14 +321,15 @@ std::string emulation_warning(const TableCell& cell, double gradient_bytes, doub
 
 int run_emulated_tables(const Options& options) {
   const auto params = table_params(options);
+  const std::string links = shape_of(params, options.time_scale);
   const MachineLimits machine = MachineLimits::measure();
   const fs::path dir =
       fs::temp_directory_path() / ("collbench-emulate-" + std::to_string(::getpid()));
   fs::create_directories(dir);
-  const std::string preset = options.cost_preset.empty() ? "p40-ib56" : options.cost_preset;
   ::setenv("COLL_TRANSPORT", "shaped:ucx", 1);
-  ::setenv("COLL_SHAPE", shape_of(params, options.time_scale).c_str(), 1);
-  ::setenv("COLL_COST_PRESET", preset.c_str(), 1);  // `best` (auto) chooses for the preset
+  ::setenv("COLL_SHAPE", links.c_str(), 1);
+  ::setenv("COLL_COST_PRESET", table_preset(options).c_str(),
+           1);  // `best` (auto) chooses for the preset
   // The argument check's extra message round per all-reduce is libcoll's, not the model's.
   ::setenv("COLL_CHECK_ARGS", "0", 1);
 
@@ -352,7 +353,7 @@ int run_emulated_tables(const Options& options) {
   doc["tool"] = "collbench";
   doc["mode"] = "paper-tables-emulated";
   doc["cost_model"] = params.source;
-  doc["shape"] = shape_of(params, options.time_scale);
+  doc["shape"] = links;
   doc["time_scale"] = options.time_scale;
   doc["machine"] = {
       {"cores", machine.cores}, {"load", machine.others_load}, {"wake_ms", machine.wake_s * 1e3}};
@@ -371,8 +372,8 @@ int run_emulated_tables(const Options& options) {
                     {"error", cell.error}});
   }
   doc["cells"] = list;
-  const int status =
-      print_and_save(markdown(options, machine, cells) + closing, doc.dump(1) + "\n", options);
+  const int status = print_and_save(markdown(options, links, machine, cells) + closing,
+                                    doc.dump(1) + "\n", options);
   return failed == 0 ? status : 1;
 }
 

@@ -22,11 +22,6 @@ const std::vector<std::string> kModels{"alexnet", "googlenet", "resnet50"};
 constexpr char kDefaultPreset[] = "p40-ib56";
 const std::vector<PaperShape> kPaperConfigs{{6, 1, 1}, {6, 1, 2}, {6, 1, 4}, {7, 2, 4}, {7, 4, 4}};
 
-coll::model::CostParams params_of(const Options& options) {
-  return coll::model::preset_or_throw(
-      options.cost_preset.empty() ? kDefaultPreset : options.cost_preset, "--cost-preset");
-}
-
 int batch_per_gpu(const Options& options, const std::string& model, int ranks_per_node) {
   const int batch = coll::schedule::p40_batch_size(model);
   return options.batch_per_node ? std::max(1, batch / ranks_per_node) : batch;
@@ -120,23 +115,23 @@ const std::vector<PaperShape>& paper_shapes() {
   return kPaperConfigs;
 }
 
-coll::model::CostParams table_params(const Options& options) {
-  return params_of(options);
+std::string table_preset(const Options& options) {
+  return options.cost_preset.empty() ? kDefaultPreset : options.cost_preset;
 }
 
-coll::model::CostParams preset_params(const std::string& name) {
-  return coll::model::preset_or_throw(name, "preset");
+coll::model::CostParams table_params(const Options& options) {
+  return coll::model::preset_or_throw(table_preset(options), "--cost-preset");
 }
 
 TableCell modelled_cell(const Options& options, const Strategy& strategy, const std::string& model,
                         const std::string& variant, int nodes, int ranks_per_node) {
   const ModelTable table = load_model_table(
       options.models_dir, model, variant.empty() ? strategy.variant_for(model) : variant);
-  return model_cell(options, params_of(options), strategy, table, nodes, ranks_per_node);
+  return model_cell(options, table_params(options), strategy, table, nodes, ranks_per_node);
 }
 
 std::string tables_header(const Options& options, const std::string& what) {
-  const auto params = params_of(options);
+  const auto params = table_params(options);
   std::ostringstream out;
   out << "# " << what << "\n"
       << "# cost model: " << params.source << "\n"
@@ -154,7 +149,7 @@ std::string tables_header(const Options& options, const std::string& what) {
 }
 
 std::vector<TableCell> paper_table_cells(const Options& options) {
-  const auto params = params_of(options);
+  const auto params = table_params(options);
   std::vector<TableCell> cells;
   for (const auto& model : kModels) {
     for (const auto& strategy : strategies()) {
@@ -175,7 +170,7 @@ std::vector<TableCell> paper_table_cells(const Options& options) {
 }
 
 std::vector<TableCell> scaling_cells(const Options& options) {
-  const auto params = params_of(options);
+  const auto params = table_params(options);
   const int per_node = options.ranks_per_node;
   std::vector<TableCell> cells;
   for (const auto& model : kModels) {
@@ -222,7 +217,7 @@ std::string paper_tables_markdown(const std::vector<TableCell>& cells, const Opt
   }
   // The closing line: per model at 16 GPUs, the paper-era strategy with the least exposed
   // communication, and `best` on that strategy's own model table.
-  const auto params = params_of(options);
+  const auto params = table_params(options);
   out << "\n";
   std::string closing = "At 16 GPUs (4 nodes x 4):";
   for (const auto& model : kModels) {
@@ -316,7 +311,7 @@ std::string cells_json(const std::vector<TableCell>& cells, const Options& optio
   nlohmann::ordered_json doc;
   doc["tool"] = "collbench";
   doc["mode"] = mode;
-  doc["cost_model"] = params_of(options).source;
+  doc["cost_model"] = table_params(options).source;
   doc["batch_per"] = options.batch_per_node ? "node" : "gpu";
   doc["compute_profile"] = options.compute_profile;
   doc["compute_scale"] = options.compute_scale;

@@ -37,9 +37,9 @@ struct PaperShape {
 const std::vector<std::string>& paper_models();
 const std::vector<PaperShape>& paper_shapes();
 
-// The tables' cost model: --cost-preset, else p40-ib56; and any preset by name.
+// The tables' cost model: --cost-preset, else p40-ib56 (its name, and its parameters).
+std::string table_preset(const Options& options);
 coll::model::CostParams table_params(const Options& options);
-coll::model::CostParams preset_params(const std::string& name);
 // One modelled cell of `strategy` on `model` (`variant`; "" = the strategy's own table).
 TableCell modelled_cell(const Options& options, const Strategy& strategy, const std::string& model,
                         const std::string& variant, int nodes, int ranks_per_node);

@@ -98,8 +98,8 @@ struct CollectiveContext {
   const Group& group;
   const std::vector<int>& node_of_rank;  // indexed by global rank (see Comm::node_of_rank)
   TagSpace tags;
-  const Tuning&
-      tuning;  // the communicator's: a copy per collective (strings) cost 3 % of a small one
+  // The communicator's, by reference: a copy per collective (its strings) cost 3 % of a small one.
+  const Tuning& tuning;
   // Set only for an algorithm that carries the argument check, when the check is on; what the
   // algorithm leaves unsent or unreceived of it the communicator completes after it returns.
   CallCheck* call_check = nullptr;

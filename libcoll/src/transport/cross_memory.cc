@@ -43,12 +43,14 @@ long long time_small_read(pid_t pid, std::uint64_t address) {
   return std::llround(fastest * 1e9);
 }
 
-// The median of the ranks' timings ("-1": did not time), in seconds: the same on every rank.
+// The median of the ranks' timings, each after its row's `size` pair flags and a space ("-1":
+// did not time), in seconds: the same on every rank.
 double agreed_read_call_seconds(const std::vector<std::string>& rows, std::size_t size) {
   std::vector<long long> timed;
   for (const std::string& row : rows) {
-    const long long ns = std::atoll(row.c_str() + std::min(row.size(), size + 1));
-    if (ns >= 0 && row.size() > size) timed.push_back(ns);
+    if (row.size() <= size + 1) continue;
+    const long long ns = std::atoll(row.c_str() + size + 1);
+    if (ns >= 0) timed.push_back(ns);
   }
   if (timed.empty()) return 0;
   std::sort(timed.begin(), timed.end());
