@@ -36,6 +36,13 @@ std::string describe_params(const model::CostParams& params) {
                   "cross-mem", params.peer_read_call_s * 1e6);
     reads = line;
   }
+  if (params.slot_handoff_s > 0) {
+    char line[160];
+    std::snprintf(line, sizeof line,
+                  "#   %-10s hand-off %5.2f us per round (measured at connect)\n", "node slots",
+                  params.slot_handoff_s * 1e6);
+    reads += line;
+  }
   return "# cost model parameters: " + params.source + "\n" +
          link_line("intra-node", params.intra) + link_line("inter-node", params.inter) + gamma +
          reads;

@@ -1,5 +1,6 @@
 #include "argument_check.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "coll/error.hpp"
@@ -73,16 +74,24 @@ CheckBuffers::CheckBuffers(BufferPool& pool)
       outbox(pool.acquire(sizeof(CallDescriptor) + CallCheck::kMaxCarriedBytes)) {}
 
 NeighbourCheck::NeighbourCheck(Transport& transport, CheckBuffers& buffers, const Group& group,
-                               const TagSpace& tags, const CallDescriptor& mine)
+                               const TagSpace& tags, const CallDescriptor& mine,
+                               bool algorithm_compares)
     : transport_(transport),
       buffers_(buffers),
       mine_(mine),
       me_(group.global(group.me)),
       previous_(group.global(group.index_after(-1))),
       next_(group.global(group.index_after(1))),
-      send_tag_(tags.make(group.global(group.me), 0)),
-      incoming_(transport.recv_up_to(previous_, tags.make(previous_, 0), buffers.inbox.data(),
-                                     sizeof(CallDescriptor) + kMaxCarriedBytes)) {}
+      send_tag_(tags.make(me_, 0)),
+      receive_tag_(tags.make(previous_, 0)) {
+  if (!algorithm_compares) post_receive();
+}
+
+void NeighbourCheck::post_receive() {
+  posted_ = true;
+  incoming_ = transport_.recv_up_to(previous_, receive_tag_, buffers_.inbox.data(),
+                                    sizeof(CallDescriptor) + kMaxCarriedBytes);
+}
 
 void NeighbourCheck::send(const void* data, std::size_t bytes) {
   if (bytes > kMaxCarriedBytes) {
@@ -104,25 +113,52 @@ void NeighbourCheck::send(const void* data, std::size_t bytes) {
 }
 
 std::span<const std::byte> NeighbourCheck::receive() {
+  if (!posted_) post_receive();
   received_ = true;
   transport_.wait(incoming_);
+  return compare_received();
+}
+
+std::span<const std::byte> NeighbourCheck::compare_received() {
   if (incoming_.bytes < sizeof(CallDescriptor))
     fail_everywhere(transport_, size_mismatch_reason(previous_, me_, sizeof mine_));
-  CallDescriptor theirs;
-  std::memcpy(&theirs, buffers_.inbox.data(), sizeof theirs);
-  if (std::memcmp(&theirs, &mine_, sizeof mine_) != 0) {
-    const bool reordered =
-        theirs.tag != mine_.tag || theirs.count != mine_.count || theirs.kind != mine_.kind;
-    fail_everywhere(transport_,
-                    "rank " + std::to_string(previous_) + " called " + theirs.describe() +
-                        " but rank " + std::to_string(me_) + " called " + mine_.describe() +
-                        (reordered ? ": the ranks issued their collectives in different orders"
-                                   : ": the ranks passed different arguments"));
+  compare(previous_, {buffers_.inbox.data(), sizeof(CallDescriptor)}, me_, descriptor());
+  return {buffers_.inbox.data() + sizeof(CallDescriptor), incoming_.bytes - sizeof(CallDescriptor)};
+}
+
+std::span<const std::byte> NeighbourCheck::descriptor() const {
+  return {reinterpret_cast<const std::byte*>(&mine_), sizeof mine_};
+}
+
+void NeighbourCheck::compare(int first_rank, std::span<const std::byte> first, int second_rank,
+                             std::span<const std::byte> second) {
+  if (first.size() == second.size() && std::memcmp(first.data(), second.data(), first.size()) == 0)
+    return;
+  CallDescriptor theirs{}, ours{};
+  std::memcpy(&theirs, first.data(), std::min(first.size(), sizeof theirs));
+  std::memcpy(&ours, second.data(), std::min(second.size(), sizeof ours));
+  const bool reordered =
+      theirs.tag != ours.tag || theirs.count != ours.count || theirs.kind != ours.kind;
+  fail_everywhere(transport_,
+                  "rank " + std::to_string(first_rank) + " called " + theirs.describe() +
+                      " but rank " + std::to_string(second_rank) + " called " + ours.describe() +
+                      (reordered ? ": the ranks issued their collectives in different orders"
+                                 : ": the ranks passed different arguments"));
+}
+
+void NeighbourCheck::poll_message() {
+  if (!posted_) {
+    if (!transport_.probe(previous_, receive_tag_)) return;
+    post_receive();
   }
-  return {buffers_.inbox.data() + sizeof theirs, incoming_.bytes - sizeof theirs};
+  transport_.progress();
+  if (!transport_.test(incoming_)) return;
+  received_ = true;
+  compare_received();
 }
 
 void NeighbourCheck::complete() {
+  if (compared_all_) return;
   if (!sent_) send(nullptr, 0);
   if (!received_) receive();
   transport_.wait(outgoing_);

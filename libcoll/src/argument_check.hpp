@@ -57,16 +57,26 @@ struct CheckBuffers {
 // algorithm or the collective still compare descriptors instead of waiting for each other.
 class NeighbourCheck final : public CallCheck {
  public:
-  // Posts the receive from the previous rank.
+  // Posts the receive from the previous rank, unless `algorithm_compares` (the algorithm hands
+  // the descriptors around itself): then only when it is needed.
   NeighbourCheck(Transport& transport, CheckBuffers& buffers, const Group& group,
-                 const TagSpace& tags, const CallDescriptor& mine);
+                 const TagSpace& tags, const CallDescriptor& mine, bool algorithm_compares);
   void send(const void* data, std::size_t bytes) override;
   std::span<const std::byte> receive() override;
+  std::span<const std::byte> descriptor() const override;
+  void compare(int first_rank, std::span<const std::byte> first, int second_rank,
+               std::span<const std::byte> second) override;
+  void poll_message() override;
+  void compared_all() override { compared_all_ = true; }
   // Sends and receives what the collective did not (the check as a round of its own when called
   // before the collective), then waits for the send.
   void complete();
 
  private:
+  void post_receive();
+  // Compares the previous rank's message (complete) with this rank's call; throws when they differ.
+  std::span<const std::byte> compare_received();
+
   Transport& transport_;
   CheckBuffers& buffers_;
   const CallDescriptor& mine_;
@@ -74,6 +84,9 @@ class NeighbourCheck final : public CallCheck {
   const int previous_;
   const int next_;
   const Tag send_tag_;
+  const Tag receive_tag_;
+  bool posted_ = false;
+  bool compared_all_ = false;
   Transport::Request incoming_;
   Transport::Request outgoing_;
   bool sent_ = false;

@@ -24,6 +24,7 @@
 #include "core/memory_type.hpp"
 #include "core/progress_engine.hpp"
 #include "schedule/fusion_buffer.hpp"
+#include "transport/node_slots.hpp"
 #include "transport/transport_registry.hpp"
 
 namespace coll {
@@ -134,11 +135,13 @@ struct Comm::Impl {
   // The algorithm `algorithm` (or "auto", or "" for COLL_ALGORITHM) runs at `bytes`; throws
   // InvalidArgument naming the available ones when it is unknown or unavailable here.
   const AlgorithmInfo* resolve_available(std::string_view algorithm, std::size_t bytes);
-  void run_allreduce(const AllreduceArgs& args, const std::string& algorithm, std::uint64_t tag);
+  void run_allreduce(const AllreduceArgs& args, std::string_view algorithm, std::uint64_t tag);
   // Checks the call with the other ranks and runs `body` as collective number `sequence + 1`;
-  // `carries_check`: the body's algorithm carries the check in its first message.
+  // `carries_check`: the body's algorithm carries the check in its first message;
+  // `compares_calls`: it compares every rank's descriptor itself (AlgorithmInfo::compares_calls).
   template <typename Body>
-  void run_collective(CallDescriptor call, bool carries_check, Body&& body);
+  void run_collective(CallDescriptor call, bool carries_check, Body&& body,
+                      bool compares_calls = false);
   template <typename Work>
   void serialized(Work&& work);
   ProgressEngine& engine() {
@@ -168,6 +171,9 @@ Comm::~Comm() {
       // Already failing: the transport's forced close handles the rest.
     }
   }
+  // Every peer has passed the barrier, so none reads this rank's slots any more.
+  if (NodeSlots* slots = impl.transport.node_slots(); slots && impl.context < NodeSlots::kContexts)
+    slots->clear(impl.context);
   impl.family->contexts.release(impl.context);
 }
 
@@ -331,6 +337,7 @@ const Selector& Comm::Impl::cost_model() {
     if (PeerMemory* memory = transport.peer_memory()) {
       params.peer_read_call_s = memory->read_call_seconds();
     }
+    if (NodeSlots* slots = transport.node_slots()) params.slot_handoff_s = slots->handoff_seconds();
     selector = std::make_unique<Selector>(params, node_of_member, config.tuning,
                                           std::move(decisions), path, ranks_per_core);
   });
@@ -362,7 +369,7 @@ const AlgorithmInfo* Comm::Impl::resolve_available(std::string_view algorithm, s
                   "available: " + known + ")");
 }
 
-void Comm::Impl::run_allreduce(const AllreduceArgs& args, const std::string& algorithm,
+void Comm::Impl::run_allreduce(const AllreduceArgs& args, std::string_view algorithm,
                                std::uint64_t tag) {
   if (!broken.empty()) {
     throw Error(Status::InvalidUsage,
@@ -372,7 +379,7 @@ void Comm::Impl::run_allreduce(const AllreduceArgs& args, const std::string& alg
   const AlgorithmInfo* info = last_resolved.info;
   if (info == nullptr || last_resolved.bytes != bytes || last_resolved.asked != algorithm) {
     info = resolve_available(algorithm, bytes);
-    last_resolved = {algorithm, bytes, info};
+    last_resolved = {std::string(algorithm), bytes, info};
   }
   try {
     check_memory_supported(*info, args);
@@ -386,12 +393,15 @@ void Comm::Impl::run_allreduce(const AllreduceArgs& args, const std::string& alg
                  " with " + std::string(info->name) +
                  (algorithm.empty() && config.algorithm == "auto" ? " (auto)" : ""));
   }
-  run_collective(CallDescriptor::make(0, args, info->name, tag), info->carries_call_check,
-                 [&](const CollectiveContext& collective) { info->run(collective, args); });
+  run_collective(
+      CallDescriptor::make(0, args, info->name, tag), info->carries_call_check,
+      [&](const CollectiveContext& collective) { info->run(collective, args); },
+      info->compares_calls);
 }
 
 template <typename Body>
-void Comm::Impl::run_collective(CallDescriptor call, bool carries_check, Body&& body) {
+void Comm::Impl::run_collective(CallDescriptor call, bool carries_check, Body&& body,
+                                bool compares_calls) {
   if (!broken.empty()) {
     throw Error(Status::InvalidUsage,
                 where() + "communicator unusable after an earlier error: " + broken);
@@ -402,7 +412,8 @@ void Comm::Impl::run_collective(CallDescriptor call, bool carries_check, Body&& 
     std::optional<NeighbourCheck> check;
     if (config.tuning.check_arguments && world.size() > 1) {
       if (!check_buffers) check_buffers.emplace(pool);
-      check.emplace(transport, *check_buffers, world, TagSpace(call.sequence, 15, context), call);
+      check.emplace(transport, *check_buffers, world, TagSpace(call.sequence, 15, context), call,
+                    compares_calls);
       if (!carries_check) check->complete();  // a round of its own, before the collective
     }
     const CollectiveContext on_world{transport,
@@ -438,8 +449,8 @@ void Comm::allreduce(const void* send, void* recv, std::size_t count, DataType t
   Impl& impl = *impl_;
   validate(impl.where(), send, recv, count, type, op);
   const AllreduceArgs args = describe_buffers(send, recv, count, type, op);
-  impl.serialized(
-      [&impl, args, name = std::string(algorithm)] { impl.run_allreduce(args, name, 0); });
+  // Blocking: the name outlives the call, and it runs no later than it returns.
+  impl.serialized([&impl, args, algorithm] { impl.run_allreduce(args, algorithm, 0); });
 }
 
 Request Comm::allreduce_async(const void* send, void* recv, std::size_t count, DataType type,

@@ -8,20 +8,11 @@
 namespace {
 
 using coll::testing::run_command;
+using coll::testing::says;
 
 coll::testing::CommandResult check_direct(const std::string& environment, int nodes,
                                           int ranks_per_node) {
-  const int ranks = nodes * ranks_per_node;
-  const std::string counts = "0 1 7 " + std::to_string(std::max(ranks - 1, 0)) + " 1048579";
-  return run_command(environment + " COLL_DEBUG=INFO " + COLLRUN_PATH + " --nodes " +
-                         std::to_string(nodes) + " --ranks-per-node " +
-                         std::to_string(ranks_per_node) + " " + RANK_PROGRAM_PATH +
-                         " check peer_read " + counts,
-                     300);
-}
-
-bool says(const coll::testing::CommandResult& result, const std::string& part) {
-  return result.output.find(part) != std::string::npos;
+  return coll::testing::check_algorithm(environment, "peer_read", nodes, ranks_per_node, "1048579");
 }
 
 TEST(PeerReadAllreduce, ThreeRanksOfOneNodeReadEachOther) {

@@ -29,6 +29,28 @@ inline CommandResult run_command(const std::string& command, int limit_s = 120) 
   return result;
 }
 
+inline bool says(const CommandResult& result, const std::string& part) {
+  return result.output.find(part) != std::string::npos;
+}
+
+#ifdef RANK_PROGRAM_PATH
+// rank_program's bit-exact check of `algorithm` (every type and op, in and out of place) over
+// nodes x ranks_per_node processes with COLL_DEBUG=INFO (the transport describes itself), for
+// counts 0, 1, 7, ranks - 1, and `more_counts`.
+inline CommandResult check_algorithm(const std::string& environment, const std::string& algorithm,
+                                     int nodes, int ranks_per_node,
+                                     const std::string& more_counts) {
+  const int ranks = nodes * ranks_per_node;
+  const std::string counts =
+      "0 1 7 " + std::to_string(ranks > 1 ? ranks - 1 : 0) + " " + more_counts;
+  return run_command(environment + " COLL_DEBUG=INFO " + COLLRUN_PATH + " --nodes " +
+                         std::to_string(nodes) + " --ranks-per-node " +
+                         std::to_string(ranks_per_node) + " " + RANK_PROGRAM_PATH + " check " +
+                         algorithm + " " + counts,
+                     300);
+}
+#endif
+
 // Processes whose command line contains `needle` (bracketing its first character keeps the
 // pattern from matching the shell that runs pgrep). A process killed a moment ago may still be
 // on its way out, so this looks again for up to 3 s; an orphan stays and is counted.

@@ -8,7 +8,8 @@
 //   late RANK SECONDS     RANK joins the job SECONDS late
 //   mismatch              rank 1 passes a different count
 //   stop-at-end RANK      RANK stops its process (SIGSTOP) after the job's only all-reduce
-//   barrier-mismatch      rank 1 calls barrier(), the others a one-byte max all-reduce on ring
+//   barrier-mismatch [ALGO]  rank 1 calls barrier(), the others a one-byte max all-reduce on ALGO
+//                         (default ring)
 //   huge-count            every collective with a count whose byte size overflows must be refused
 //                         up front (InvalidArgument), leaving the communicator usable
 //   async                 queues many all-reduces while "computing", waits, checks each
@@ -226,7 +227,8 @@ int main(int argc, char** argv) {
         comm->barrier();
       } else {
         std::uint8_t byte = 1;
-        comm->allreduce(&byte, &byte, 1, DataType::Uint8, ReduceOp::Max, "ring");
+        comm->allreduce(&byte, &byte, 1, DataType::Uint8, ReduceOp::Max,
+                        args.size() > 1 ? args[1] : "ring");
       }
     } else if (mode == "huge-count") {
       refuse_huge_counts(*comm);

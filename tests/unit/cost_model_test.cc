@@ -16,6 +16,7 @@
 #include "coll/model/preset.hpp"
 #include "coll/model/resolve_params.hpp"
 #include "coll/selector.hpp"
+#include "model/link_model.hpp"
 
 namespace coll::model {
 namespace {
@@ -131,6 +132,28 @@ TEST(CostModel, PeerReadPaysASystemCallPerRead) {
   const std::vector<std::string> candidates{"ring", "direct", "peer_read"};
   EXPECT_NE(choose(params, pair, 32 << 10, candidates), "peer_read");
   EXPECT_EQ(choose(params, pair, kLarge, candidates), "peer_read");
+}
+
+TEST(CostModel, ShmPaysAHandOffPerSlotRoundAndIsDirectWithoutSlots) {
+  CostParams params = flat(1e-6, 1e-10, 1e-10);
+  const Shape pair = Shape::uniform(1, 2);
+  const std::vector<std::string> candidates{"ring", "direct", "shm"};
+  // No measured hand-off (presets, a transport without slots): it runs, and is priced, as direct.
+  EXPECT_DOUBLE_EQ(total("shm", params, pair, 8), total("direct", params, pair, 8));
+  EXPECT_EQ(choose(params, pair, 8, candidates), "direct");
+  params.slot_handoff_s = 0.2e-6;
+  EXPECT_NEAR(total("shm", params, pair, 8), 0.2e-6 + 8 * 1e-10 + 8 * 1e-10, 1e-15);
+  EXPECT_EQ(choose(params, pair, 8, candidates), "shm");
+  // A slot holds 64 KiB: 1 MiB takes 16 rounds.
+  EXPECT_NEAR(total("shm", params, pair, 1 << 20) - total("shm", params, pair, 1 << 16),
+              15 * 0.2e-6 + 15 * (1 << 16) * 2e-10, 1e-12);
+  // Across nodes it runs direct.
+  EXPECT_DOUBLE_EQ(total("shm", params, Shape::uniform(2, 2), 8),
+                   total("direct", params, Shape::uniform(2, 2), 8));
+  // Ranks sharing cores: a round costs the measured scheduler hand-over, not the line's.
+  const CostParams shared = coll::model::sharing_cores(params, 2);
+  EXPECT_DOUBLE_EQ(shared.slot_handoff_s, coll::model::kSlotHandOverSeconds);
+  EXPECT_EQ(choose(shared, Shape::uniform(1, 4), 8, candidates), "shm");
 }
 
 TEST(CostModel, HierarchicalWinsWhenInterBetaIsTenTimesIntra) {

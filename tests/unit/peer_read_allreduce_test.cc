@@ -32,6 +32,7 @@ class MeasuredTransport final : public coll::Transport {
   bool progress() override { return inner_->progress(); }
   bool test(Request& request) override { return inner_->test(request); }
   void wait_all(std::span<Request> requests) override { inner_->wait_all(requests); }
+  void wait_for(coll::WaitCondition& condition) override { inner_->wait_for(condition); }
   coll::PeerMemory* peer_memory() override { return inner_->peer_memory(); }
   std::string fail_job(const std::string& reason) override { return inner_->fail_job(reason); }
   void check_link(int peer) override { inner_->check_link(peer); }

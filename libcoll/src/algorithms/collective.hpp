@@ -39,7 +39,11 @@ struct Group {
   // The group index `offset` places after this rank, wrapping around.
   int index_after(int offset) const {
     const int n = size();
-    return ((me + offset) % n + n) % n;
+    const int index = me + offset;  // neighbours (|offset| <= n) need no division
+    if (index >= 0 && index < n) return index;
+    if (index >= n && index < 2 * n) return index - n;
+    if (index < 0 && index >= -n) return index + n;
+    return (index % n + n) % n;
   }
 };
 
@@ -64,6 +68,9 @@ class TagSpace {
            (std::uint64_t{stage_} << 40) | (std::uint64_t(sender & 0xFFFF) << 24) |
            (message & (kMaxMessages - 1));
   }
+  std::uint64_t sequence() const { return sequence_; }
+  unsigned stage() const { return stage_; }
+  unsigned context() const { return context_; }
   // The same collective's tags for a sub-collective running concurrently in `stage`.
   TagSpace with_stage(unsigned stage) const { return TagSpace(sequence_, stage, context_); }
 
@@ -90,6 +97,19 @@ class CallCheck {
   // call differs from this one; returns the data that followed its descriptor (valid until the
   // collective ends). Once per collective.
   virtual std::span<const std::byte> receive() = 0;
+
+  // For an algorithm that hands every rank's descriptor to every other itself (through shared
+  // memory), in place of send and receive:
+  // This rank's descriptor, at most NodeSlots::kDescriptorBytes.
+  virtual std::span<const std::byte> descriptor() const = 0;
+  // Fails the job (InvalidUsage, naming both calls) when the two ranks' descriptors differ.
+  virtual void compare(int first_rank, std::span<const std::byte> first, int second_rank,
+                       std::span<const std::byte> second) = 0;
+  // While such an algorithm waits: a previous rank that runs an algorithm which sends the check
+  // as a message never joins this one; when its message has come, compares it (and fails).
+  virtual void poll_message() = 0;
+  // Every descriptor was compared: nothing remains to send or receive.
+  virtual void compared_all() = 0;
 };
 
 struct CollectiveContext {

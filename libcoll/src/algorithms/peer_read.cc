@@ -179,14 +179,8 @@ std::optional<model::Prediction> peer_read_cost(const model::CostParams& params,
                                                 const model::Shape& shape, double m,
                                                 const Tuning& tuning) {
   const int p = shape.ranks;
-  if (shape.nodes > 1) {  // runs as ring: priced as ring
-    auto as_ring = find_algorithm("ring")->cost(params, shape, m, tuning);
-    if (as_ring) {
-      as_ring->algorithm = "peer_read";
-      as_ring->detail = "runs ring across nodes: " + as_ring->detail;
-    }
-    return as_ring;
-  }
+  if (shape.nodes > 1)
+    return priced_as("ring", "peer_read", "across nodes", params, shape, m, tuning);
   model::Prediction out{"peer_read"};
   if (p < 2) return out;
   const double peers_share = (p - 1.0) / p * m;

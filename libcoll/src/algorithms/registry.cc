@@ -33,6 +33,19 @@ BusFactor nccl_tests_bus_factor(int ranks, const Tuning& /*tuning*/) {
           "busbw = algbw * 2(n-1)/n (nccl-tests)"};
 }
 
+std::optional<model::Prediction> priced_as(std::string_view fallback, std::string_view name,
+                                           std::string_view why, const model::CostParams& params,
+                                           const model::Shape& shape, double bytes,
+                                           const Tuning& tuning) {
+  auto prediction = find_algorithm(fallback)->cost(params, shape, bytes, tuning);
+  if (prediction) {
+    prediction->algorithm = std::string(name);
+    prediction->detail =
+        "runs " + std::string(fallback) + " " + std::string(why) + ": " + prediction->detail;
+  }
+  return prediction;
+}
+
 bool is_available(const AlgorithmInfo& info) {
   return info.available == nullptr || info.available();
 }

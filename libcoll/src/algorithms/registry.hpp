@@ -48,7 +48,17 @@ struct AlgorithmInfo {
   // Whether it carries the argument check in its first message (CollectiveContext::call_check)
   // instead of the separate round before it, which the cost model then does not add.
   bool carries_call_check = false;
+  // Whether, carrying it, it hands every rank's call descriptor to every other itself
+  // (CallCheck::compare) without a message: the check then receives only a message that comes.
+  bool compares_calls = false;
 };
+
+// The cost of an algorithm that runs `fallback` where it cannot run itself (`why`: "across
+// nodes"), under its own name.
+std::optional<model::Prediction> priced_as(std::string_view fallback, std::string_view name,
+                                           std::string_view why, const model::CostParams& params,
+                                           const model::Shape& shape, double bytes,
+                                           const Tuning& tuning);
 
 // Sorted by `order`, including ones not available in this process. Complete once static
 // initialization of libcoll is done.

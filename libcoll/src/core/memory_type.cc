@@ -3,6 +3,10 @@
 #include <dlfcn.h>
 #include <link.h>
 
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
+
 #include <atomic>
 #include <cstdint>
 #include <cstring>
@@ -38,6 +42,29 @@ bool driver_among_loaded_objects() {
              nullptr) != 0;
 }
 
+// Walking the loader's list (dl_iterate_phdr takes its lock) cost a sixth of a small all-reduce:
+// it is walked at most once per about a millisecond of the time-stamp counter, and every
+// kRecheckCalls calls should the counter stall. A driver loaded in between cannot have handed out
+// device memory yet: cuInit alone takes tens of milliseconds.
+constexpr unsigned long long kRecheckCycles = 1ull << 21;
+constexpr unsigned kRecheckCalls = 4096;
+
+bool loader_worth_walking() {
+#if defined(__x86_64__)
+  static std::atomic<unsigned long long> next_walk{0};
+  static std::atomic<unsigned> calls{0};
+  const unsigned long long now = __rdtsc();
+  if (now < next_walk.load(std::memory_order_relaxed) &&
+      calls.fetch_add(1, std::memory_order_relaxed) % kRecheckCalls != 0) {
+    return false;
+  }
+  next_walk.store(now + kRecheckCycles, std::memory_order_relaxed);
+  return true;
+#else
+  return true;
+#endif
+}
+
 // The driver's entry point once some code of this process has loaded libcuda.so.1; null before.
 // Looked for again whenever the loader has loaded more objects: CUDA may be initialized after the
 // communicator was made. (dlopen with RTLD_NOLOAD would answer too, but searches the file system
@@ -46,6 +73,7 @@ CuPointerGetAttribute loaded_driver() {
   static std::atomic<CuPointerGetAttribute> cached{nullptr};
   static std::atomic<unsigned long long> additions_seen{~0ull};
   if (auto fn = cached.load(std::memory_order_acquire)) return fn;
+  if (!loader_worth_walking()) return nullptr;
   const unsigned long long additions = loader_additions();
   if (additions_seen.exchange(additions) == additions || !driver_among_loaded_objects()) {
     return nullptr;

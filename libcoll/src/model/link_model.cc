@@ -13,6 +13,11 @@ CostParams sharing_cores(const CostParams& params, double ranks_per_core) {
     link->alpha_s += hand_over;
     link->beta_s_per_byte *= ranks_per_core;
   }
+  // The hand-off the ranks timed at connect is then a scheduler's hand-over too, as noisy as it:
+  // the measured round replaces it.
+  if (shared.slot_handoff_s > 0) {
+    shared.slot_handoff_s = (ranks_per_core - 1) * kSlotHandOverSeconds;
+  }
   shared.staging_beta_s_per_byte *= ranks_per_core;
   shared.gamma_s_per_byte *= ranks_per_core;
   char note[96];

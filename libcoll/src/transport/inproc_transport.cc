@@ -148,6 +148,7 @@ class InprocTransport final : public Transport {
   }
 
   void wait_all(std::span<Request> requests) override { waiter_.wait_all(requests); }
+  void wait_for(WaitCondition& condition) override { waiter_.wait_for(condition); }
   std::string fail_job(const std::string& reason) override { return waiter_.fail_job(reason); }
   PeerMemory* peer_memory() override {
     return world_->peer_memory_enabled() ? &shared_address_space_ : nullptr;

@@ -103,6 +103,7 @@ class ShapedTransport final : public Transport {
   }
 
   void wait_all(std::span<Request> requests) override { waiter_.wait_all(requests); }
+  void wait_for(WaitCondition& condition) override { waiter_.wait_for(condition); }
   std::string fail_job(const std::string& reason) override { return waiter_.fail_job(reason); }
   void check_link(int peer) override { inner_->check_link(peer); }
   bool wakes_on_delivery() const override { return inner_->wakes_on_delivery(); }

@@ -12,6 +12,10 @@
 #include "transport/peer_memory.hpp"
 
 namespace coll {
+class NodeSlots;
+}
+
+namespace coll {
 
 using Tag = std::uint64_t;
 
@@ -22,6 +26,18 @@ struct TransportOptions {
 
   // More ranks on this host than it has cores: a rank waiting may hold the core its peer needs.
   bool ranks_outnumber_cores() const;
+};
+
+// Something to wait for besides transport requests: peers' publications in shared memory.
+class WaitCondition {
+ public:
+  virtual ~WaitCondition() = default;
+  // How many awaited events are still missing (0: done); fewer than the last time is progress.
+  virtual std::size_t missing() = 0;
+  // The rank waited on now: named when the wait times out.
+  virtual int peer() const = 0;
+  // Called now and then once the wait is slow; throws when it finds why it cannot end.
+  virtual void check_slow() = 0;
 };
 
 class Transport {
@@ -52,10 +68,23 @@ class Transport {
   // the timeout, the abort check and the error naming the silent peer).
   virtual void wait_all(std::span<Request> requests) = 0;
   void wait(Request& request) { wait_all(std::span<Request>(&request, 1)); }
+  // The same waiting for a condition of shared memory (node slots), under the same timeout.
+  virtual void wait_for(WaitCondition& condition) = 0;
 
   // Direct reads of other ranks' memory, or null when this transport offers none (algorithms
   // that use it then fall back to messages).
   virtual PeerMemory* peer_memory() { return nullptr; }
+  // Shared-memory slots among the ranks of each node (node_slots.hpp), or null; a transport
+  // that shapes or counts messages offers none, since hand-offs through them bypass it.
+  virtual NodeSlots* node_slots() { return nullptr; }
+  // Whether a message from `peer` with `tag` has arrived and waits for its receive (which is not
+  // consumed). Only needed by transports that offer node slots: an algorithm waiting in them
+  // looks for the message of a peer that runs another algorithm.
+  virtual bool probe(int peer, Tag tag) {
+    (void)peer;
+    (void)tag;
+    return false;
+  }
 
   // The two hooks of the Waiter (waiter.hpp) beyond progress and test; public so that a
   // decorator (the shaped transport) can forward them to the transport it wraps.

@@ -14,6 +14,7 @@
 #include "coll/error.hpp"
 #include "core/log.hpp"
 #include "transport/cross_memory.hpp"
+#include "transport/node_slots.hpp"
 #include "transport/transport_registry.hpp"
 #include "transport/ucx_worker.hpp"
 #include "transport/waiter.hpp"
@@ -99,8 +100,11 @@ class UcxTransport final : public Transport {
   bool progress() override;
   bool test(Request& request) override;
   void wait_all(std::span<Request> requests) override { waiter_.wait_all(requests); }
+  void wait_for(WaitCondition& condition) override { waiter_.wait_for(condition); }
   std::string fail_job(const std::string& reason) override { return waiter_.fail_job(reason); }
   PeerMemory* peer_memory() override { return peer_memory_.get(); }
+  NodeSlots* node_slots() override { return node_slots_.get(); }
+  bool probe(int peer, Tag tag) override;
   const char* describe() const override { return description_.c_str(); }
   void check_link(int peer) override;
   void sleep_until_event(int abort_fd, int max_us) override;
@@ -124,6 +128,7 @@ class UcxTransport final : public Transport {
   std::vector<void*> in_flight_;
   bool drained_ = true;  // false: after a failure, UCX still had operations queued
   std::unique_ptr<CrossMemory> peer_memory_;  // ranks of this node read each other's buffers
+  std::unique_ptr<NodeSlots> node_slots_;     // and hand each other small vectors
   std::string description_;
 };
 
@@ -170,6 +175,8 @@ UcxTransport::UcxTransport(Bootstrap& bootstrap, const std::vector<int>& node_of
   }
   if (!shared_memory.empty()) warm_shared_memory(node_of_rank);
   peer_memory_ = CrossMemory::connect(bootstrap, node_of_rank);
+  node_slots_ =
+      NodeSlots::connect(bootstrap, node_of_rank, transport_options.ranks_outnumber_cores());
   description_ = "ucx: " + std::to_string(local_peers) + " peer(s) over " + options.local_tls;
   if (any_remote) {
     description_ += ", " + std::to_string(size - 1 - local_peers) + " over " + options.net_tls +
@@ -181,6 +188,7 @@ UcxTransport::UcxTransport(Bootstrap& bootstrap, const std::vector<int>& node_of
   if (readable > 0) {
     description_ += "; cross-memory reads from " + std::to_string(readable) + " peer(s)";
   }
+  if (node_slots_) description_ += "; node slots";
 }
 
 UcxTransport::~UcxTransport() {
@@ -337,6 +345,12 @@ Transport::Request UcxTransport::post_receive(int peer, Tag tag, void* data, std
               "receive of " + std::to_string(bytes) + " bytes from rank " + std::to_string(peer));
   }
   return Request{request, peer, false, bytes, request == nullptr, up_to};
+}
+
+bool UcxTransport::probe(int peer, Tag tag) {
+  progress();
+  ucp_tag_recv_info_t info{};
+  return ucp_tag_probe_nb(link(peer).worker->get(), tag, ~ucp_tag_t{0}, 0, &info) != nullptr;
 }
 
 bool UcxTransport::progress() {

@@ -24,6 +24,8 @@ namespace {
 constexpr double kIdleSpinSeconds = 20e-3;
 constexpr unsigned kOversubscribedPolls = 16;
 constexpr int kMaxSleepUs = 2000;
+// A condition's sleep: nothing wakes it when a peer publishes, so it sleeps in short slices.
+constexpr int kConditionSleepUs = 50;
 constexpr double kReportWaitSeconds = 1;
 constexpr int kPreferCheckMs = 500;
 // Polls between clock reads while idle: on this class of VM a clock read costs more than a poll
@@ -137,11 +139,7 @@ void Waiter::wait_until_complete(std::span<Transport::Request> requests) {
       const Transport::Request& stuck = requests[first_pending];
       check_abort();
       transport_.check_link(stuck.peer);
-      throw Error(Status::Timeout,
-                  std::string("no progress ") + (stuck.is_send ? "sending to" : "receiving from") +
-                      " rank " + std::to_string(stuck.peer) + " within " +
-                      seconds_text(timeout_s_) + " s (COLL_TIMEOUT): rank " +
-                      std::to_string(stuck.peer) + " is dead, stuck, or in a different collective");
+      timed_out(stuck.peer, stuck.is_send);
     }
     if (spin && !oversubscribed_) {
       if (idle == kPollsPerClockRead) idle_since = now_seconds();
@@ -149,11 +147,8 @@ void Waiter::wait_until_complete(std::span<Transport::Request> requests) {
     }
     idle = 0;
     check_abort();
-    if (bootstrap_ != nullptr && now_seconds() - waiting_since > report_wait_after_s_) {
-      const Transport::Request& stuck = requests[first_pending];
-      const std::string record = wait_record(stuck.peer, stuck.is_send);
-      if (record != published) bootstrap_->publish_wait(published = record);
-    }
+    report_wait(waiting_since, requests[first_pending].peer, requests[first_pending].is_send,
+                published);
     for (std::size_t i = first_pending; i < requests.size(); ++i) {
       if (!requests[i].done) transport_.check_link(requests[i].peer);
     }
@@ -161,6 +156,67 @@ void Waiter::wait_until_complete(std::span<Transport::Request> requests) {
     transport_.sleep_until_event(
         bootstrap_ ? bootstrap_->abort_fd() : -1,
         static_cast<int>(std::min<double>(kMaxSleepUs, std::ceil(remaining_us))));
+  }
+}
+
+void Waiter::timed_out(int peer, bool sending) {
+  throw Error(Status::Timeout, std::string("no progress ") +
+                                   (sending ? "sending to" : "receiving from") + " rank " +
+                                   std::to_string(peer) + " within " + seconds_text(timeout_s_) +
+                                   " s (COLL_TIMEOUT): rank " + std::to_string(peer) +
+                                   " is dead, stuck, or in a different collective");
+}
+
+void Waiter::report_wait(double waiting_since, int peer, bool sending, std::string& published) {
+  if (bootstrap_ == nullptr || now_seconds() - waiting_since <= report_wait_after_s_) return;
+  const std::string record = wait_record(peer, sending);
+  if (record != published) bootstrap_->publish_wait(published = record);
+}
+
+void Waiter::wait_for(WaitCondition& condition) {
+  if (condition.missing() == 0) return;
+  try {
+    wait_until_ready(condition);
+  } catch (const Error&) {
+    transport_.mark_failed();
+    throw;
+  }
+}
+
+void Waiter::wait_until_ready(WaitCondition& condition) {
+  std::optional<Deadline> deadline;
+  double waiting_since = 0;
+  std::string published;
+  std::size_t missing_before = condition.missing();
+  for (unsigned idle = 1;; ++idle) {
+    const std::size_t missing = condition.missing();
+    if (missing == 0) {
+      if (!published.empty()) bootstrap_->publish_wait("");
+      return;
+    }
+    if (missing != missing_before) {  // a peer arrived: the COLL_TIMEOUT clock restarts
+      missing_before = missing;
+      deadline.reset();
+    }
+    if (oversubscribed_) sched_yield();
+    if (idle % kPollsPerClockRead != 0) continue;
+    transport_.check_interrupt();
+    if (!deadline) {
+      deadline.emplace(timeout_s_);
+      waiting_since = now_seconds();
+    }
+    if (deadline->expired()) {
+      check_abort();
+      timed_out(condition.peer(), false);
+    }
+    if (now_seconds() - waiting_since < kIdleSpinSeconds) continue;
+    check_abort();
+    condition.check_slow();
+    report_wait(waiting_since, condition.peer(), false, published);
+    const int abort_fd = bootstrap_ ? bootstrap_->abort_fd() : -1;
+    pollfd fd{abort_fd, POLLIN, 0};
+    const timespec slice{0, kConditionSleepUs * 1000L};
+    ::ppoll(&fd, abort_fd >= 0 ? 1 : 0, &slice, nullptr);
   }
 }
 

@@ -23,6 +23,9 @@ class Waiter {
   Waiter(Transport& transport, Bootstrap* bootstrap, const TransportOptions& options);
 
   void wait_all(std::span<Transport::Request> requests);
+  // The same for a condition no transport event signals: polls it (yielding the core when ranks
+  // outnumber cores), then sleeps in short slices.
+  void wait_for(WaitCondition& condition);
 
   // Throws RemoteError "job aborted: <reason>" once another rank has failed the job.
   void check_abort();
@@ -40,6 +43,10 @@ class Waiter {
 
  private:
   void wait_until_complete(std::span<Transport::Request> requests);
+  void wait_until_ready(WaitCondition& condition);
+  [[noreturn]] void timed_out(int peer, bool sending);
+  // Tells the bootstrap what this rank has waited on for long (see kReportWaitSeconds).
+  void report_wait(double waiting_since, int peer, bool sending, std::string& published);
   // Waits up to max_ms for the job's abort message; returns it if it came.
   std::optional<std::string> await_abort(int max_ms);
 

@@ -23,6 +23,10 @@ struct CostParams {
   // One cross-memory read's cost besides its bytes (peer_read pays it per read): measured by the
   // ranks when their transport connects; 0 in presets and where unknown.
   double peer_read_call_s = 0;
+  // One hand-off through the node's shared-memory slots (a published line seen by a peer; the
+  // shm algorithm pays it per round): measured by the ranks when their transport connects; 0 in
+  // presets and where there are no slots (shm then runs, and is priced, as direct).
+  double slot_handoff_s = 0;
 };
 
 // When the ranks of a host outnumber its cores they take turns on them: their copies and
@@ -32,6 +36,11 @@ struct CostParams {
 // The hand-over was measured on the 2-vCPU build VM with 4 ranks: 8-byte all-reduces took
 // 12-16 us per step (ring 75 us / 6 steps, halving-doubling 33 us / 2) against 0.5 us alone.
 inline constexpr double kCoreHandOverSeconds = 12e-6;
+// A round through the node's shared-memory slots waits for every rank to get a core too, but
+// its waiting ranks yield instead of sleeping until a message wakes them: measured on the same VM
+// with 4 ranks, 8-byte shm all-reduces took 9-10 us against 0.6 us alone (direct: 15-18 us).
+// It stands for the whole round (sharing_cores replaces the measured hand-off with it).
+inline constexpr double kSlotHandOverSeconds = 9e-6;
 CostParams sharing_cores(const CostParams& params, double ranks_per_core);
 
 }  // namespace coll::model
