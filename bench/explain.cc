@@ -38,8 +38,7 @@ std::string describe_params(const model::CostParams& params) {
   }
   if (params.slot_handoff_s > 0) {
     char line[160];
-    std::snprintf(line, sizeof line,
-                  "#   %-10s hand-off %5.2f us per round (measured at connect)\n", "node slots",
+    std::snprintf(line, sizeof line, "#   %-10s hand-off %5.2f us per round\n", "node slots",
                   params.slot_handoff_s * 1e6);
     reads += line;
   }

@@ -337,7 +337,11 @@ const Selector& Comm::Impl::cost_model() {
     if (PeerMemory* memory = transport.peer_memory()) {
       params.peer_read_call_s = memory->read_call_seconds();
     }
-    if (NodeSlots* slots = transport.node_slots()) params.slot_handoff_s = slots->handoff_seconds();
+    // Not timed: a hand-off is priced like a message's latency.
+    if (NodeSlots* slots = transport.node_slots()) {
+      params.slot_handoff_s =
+          slots->handoff_seconds() > 0 ? slots->handoff_seconds() : params.intra.alpha_s;
+    }
     selector = std::make_unique<Selector>(params, node_of_member, config.tuning,
                                           std::move(decisions), path, ranks_per_core);
   });

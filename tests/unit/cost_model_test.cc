@@ -142,11 +142,11 @@ TEST(CostModel, ShmPaysAHandOffPerSlotRoundAndIsDirectWithoutSlots) {
   EXPECT_DOUBLE_EQ(total("shm", params, pair, 8), total("direct", params, pair, 8));
   EXPECT_EQ(choose(params, pair, 8, candidates), "direct");
   params.slot_handoff_s = 0.2e-6;
-  EXPECT_NEAR(total("shm", params, pair, 8), 0.2e-6 + 8 * 1e-10 + 8 * 1e-10, 1e-15);
+  EXPECT_NEAR(total("shm", params, pair, 8), 0.2e-6 + 8 * 0.5e-10 + 8 * 1e-10, 1e-15);
   EXPECT_EQ(choose(params, pair, 8, candidates), "shm");
   // A slot holds 64 KiB: 1 MiB takes 16 rounds.
   EXPECT_NEAR(total("shm", params, pair, 1 << 20) - total("shm", params, pair, 1 << 16),
-              15 * 0.2e-6 + 15 * (1 << 16) * 2e-10, 1e-12);
+              15 * 0.2e-6 + 15 * (1 << 16) * 1.5e-10, 1e-12);
   // Across nodes it runs direct.
   EXPECT_DOUBLE_EQ(total("shm", params, Shape::uniform(2, 2), 8),
                    total("direct", params, Shape::uniform(2, 2), 8));

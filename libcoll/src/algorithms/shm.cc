@@ -7,8 +7,8 @@
 // threads), every rank of the group runs direct instead.
 //
 // Cost: per round one hand-off (a published line seen by the peers: measured by the ranks when
-// the transport connects, CostParams::slot_handoff_s), the copy of M into the slot at the
-// intra-node beta, and (n-1) reductions of M that read the peers' slots.
+// the transport connects, CostParams::slot_handoff_s), the copy of M into the slot (one copy: half
+// a message's intra-node beta), and (n-1) reductions of M that read the peers' slots.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -185,7 +185,9 @@ std::optional<model::Prediction> shm_cost(const model::CostParams& params,
   if (p < 2) return out;
   const double rounds = std::max(1.0, std::ceil(m / double(NodeSlots::kPayloadBytes)));
   out.latency_s = rounds * params.slot_handoff_s;
-  out.bandwidth_s = m * params.intra.beta_s_per_byte;
+  // The intra-node beta prices a message, copied twice (into the FIFO and out of it); a slot is
+  // copied into once, and the peers' reads of it are their reductions.
+  out.bandwidth_s = m * params.intra.beta_s_per_byte / 2;
   out.reduction_s = (p - 1) * m * params.gamma_s_per_byte;
   out.detail = model::detail_text("%d slot round(s), %d slots reduced per rank",
                                   static_cast<int>(rounds), p);

@@ -9,24 +9,11 @@
 namespace coll {
 namespace {
 
-struct TypeInfo {
-  std::string_view name;
-  std::size_t size;
+// Indexed by DataType; the order is fixed by coll.h (and NCCL). Sizes: detail::kDtypeSizes.
+constexpr std::array<std::string_view, kNumDataTypes> kTypeNames = {
+    "int8",   "uint8",   "int32",   "uint32",  "int64",
+    "uint64", "float16", "float32", "float64", "bfloat16",
 };
-
-// Indexed by DataType; the order is fixed by coll.h (and NCCL).
-constexpr std::array<TypeInfo, kNumDataTypes> kTypes = {{
-    {"int8", 1},
-    {"uint8", 1},
-    {"int32", 4},
-    {"uint32", 4},
-    {"int64", 8},
-    {"uint64", 8},
-    {"float16", 2},
-    {"float32", 4},
-    {"float64", 8},
-    {"bfloat16", 2},
-}};
 
 constexpr std::array<std::string_view, kNumReduceOps> kOps = {"sum", "prod", "max", "min", "avg"};
 
@@ -63,17 +50,18 @@ std::string lower(std::string_view s) {
 
 }  // namespace
 
-std::size_t dtype_size(DataType type) {
-  if (!valid(type)) {
-    throw Error(Status::InvalidArgument,
-                "invalid data type " + std::to_string(static_cast<int>(type)) + " (expected 0.." +
-                    std::to_string(kNumDataTypes - 1) + ")");
-  }
-  return kTypes[static_cast<std::size_t>(type)].size;
+namespace detail {
+
+void throw_invalid_dtype(DataType type) {
+  throw Error(Status::InvalidArgument,
+              "invalid data type " + std::to_string(static_cast<int>(type)) + " (expected 0.." +
+                  std::to_string(kNumDataTypes - 1) + ")");
 }
 
+}  // namespace detail
+
 std::string_view dtype_name(DataType type) {
-  return valid(type) ? kTypes[static_cast<std::size_t>(type)].name : "invalid";
+  return valid(type) ? kTypeNames[static_cast<std::size_t>(type)] : "invalid";
 }
 
 std::string_view op_name(ReduceOp op) {
@@ -83,8 +71,8 @@ std::string_view op_name(ReduceOp op) {
 
 std::optional<DataType> parse_dtype(std::string_view name) {
   const std::string key = lower(name);
-  for (std::size_t i = 0; i < kTypes.size(); ++i) {
-    if (kTypes[i].name == key) return static_cast<DataType>(i);
+  for (std::size_t i = 0; i < kTypeNames.size(); ++i) {
+    if (kTypeNames[i] == key) return static_cast<DataType>(i);
   }
   for (const Alias& alias : kAliases) {
     if (alias.name == key) return alias.type;

@@ -1,7 +1,5 @@
 #include "transport/node_slots.hpp"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -34,10 +32,8 @@ std::size_t segment_bytes(int local_ranks) {
 }
 
 // Waits until `word` holds `value`; false when `deadline` (seconds) passes first.
-bool await_value(const std::atomic<std::uint64_t>& word, std::uint64_t value, double deadline,
-                 bool oversubscribed) {
+bool await_value(const std::atomic<std::uint64_t>& word, std::uint64_t value, double deadline) {
   for (unsigned polls = 1; word.load(std::memory_order_acquire) != value; ++polls) {
-    if (oversubscribed) sched_yield();
     if (polls % 64 == 0 && now_seconds() > deadline) return false;
   }
   return true;
@@ -116,7 +112,9 @@ void NodeSlots::clear(unsigned context) {
 // round trip (the median: a round in which either rank lost its core says nothing of the line).
 double NodeSlots::time_handoff(bool oversubscribed) {
   const int local = local_index_[me_];
-  if (local > 1 || local_ranks_ < 2) return 0;
+  // Ranks sharing cores would time the scheduler, not the line (and the model prices their
+  // rounds from its own measurement then).
+  if (local > 1 || local_ranks_ < 2 || oversubscribed) return 0;
   auto& probe = *static_cast<Probe*>(segment_.base());
   const double deadline = now_seconds() + kHandoffBudgetSeconds;
   constexpr int kWarmRounds = 10;
@@ -126,10 +124,10 @@ double NodeSlots::time_handoff(bool oversubscribed) {
     if (local == 0) {
       const double sent = now_seconds();
       probe.ping.store(round, std::memory_order_release);
-      if (!await_value(probe.pong, round, deadline, oversubscribed)) return 0;
+      if (!await_value(probe.pong, round, deadline)) return 0;
       if (round > kWarmRounds) round_trips.push_back(now_seconds() - sent);
     } else {
-      if (!await_value(probe.ping, round, deadline, oversubscribed)) return 0;
+      if (!await_value(probe.ping, round, deadline)) return 0;
       probe.pong.store(round, std::memory_order_release);
     }
   }

@@ -41,7 +41,7 @@ class NodeSlots {
 
   // Collective over `bootstrap`: every rank calls it. Null when no node has two ranks or when a
   // rank of some node could not map its segment (then no rank uses slots, so all choose alike).
-  // `oversubscribed`: ranks outnumber cores (the hand-off timing then yields the core).
+  // `oversubscribed`: ranks outnumber cores (the hand-off is then not timed).
   static std::unique_ptr<NodeSlots> connect(Bootstrap& bootstrap,
                                             const std::vector<int>& node_of_rank,
                                             bool oversubscribed);
@@ -71,7 +71,8 @@ class NodeSlots {
   void clear(unsigned context);
 
   // One hand-off's latency (a published round seen by a peer), as the ranks measured it when
-  // they connected; the same on every rank.
+  // they connected; the same on every rank. 0 when not measured (ranks outnumber cores, or the
+  // partner lost its core for the whole timing).
   double handoff_seconds() const { return handoff_seconds_; }
 
  private:
