@@ -222,16 +222,31 @@ TEST(CostModel, ParameterServerFormulaFollowsCollPsServers) {
   const double m = double(kLarge);
   Tuning two_servers;
   two_servers.ps_servers = 2;
-  // 8 ranks, 2 servers: each server receives a shard of M/2 from 7 ranks, in push and pull.
+  // 8 ranks, 2 servers: each server receives a shard of M/2 from 7 ranks and sends one to the
+  // other server, then the reverse in the pull; pipelined, each direction of its port carries
+  // 8 shards.
   const auto ps = predict("ps", params, Shape::uniform(1, 8), kLarge, two_servers);
   ASSERT_TRUE(ps);
-  EXPECT_DOUBLE_EQ(ps->bandwidth_s, 2 * 7 * (m / 2) * 1e-10);
+  const double segments = std::ceil(m / 2 / double(two_servers.segment_bytes));
+  EXPECT_DOUBLE_EQ(ps->bandwidth_s,
+                   std::max(8 * (m / 2), (1 + 1 / segments) * 7 * (m / 2)) * 1e-10);
   EXPECT_DOUBLE_EQ(ps->latency_s, 2 * 7 * 1e-6);
   EXPECT_NE(ps->detail.find("k=2"), std::string::npos) << ps->detail;
   // The communicator's selector passes its tuning to the formula.
   const Selector selector(params, std::vector<int>(8, 0), two_servers);
   EXPECT_DOUBLE_EQ(selector.predict("ps", kLarge)->total_s(), ps->total_s());
   EXPECT_GT(ps->total_s(), total("ps", params, Shape::uniform(1, 8), kLarge));
+}
+
+TEST(CostModel, ParameterServerOverlapsPushAndPullInOppositeDirections) {
+  // Two ranks, one server: the push uses rank 1 -> 0, the pull 0 -> 1, at once once pipelined.
+  Tuning one_server;
+  one_server.ps_servers = 1;
+  const double m = double(kLarge);
+  const auto ps = predict("ps", flat(), Shape::uniform(1, 2), kLarge, one_server);
+  ASSERT_TRUE(ps);
+  const double segments = std::ceil(m / double(one_server.segment_bytes));
+  EXPECT_DOUBLE_EQ(ps->bandwidth_s, m * 1e-10 * (1 + 1 / segments));
 }
 
 TEST(CostModel, HierarchicalFormulaRunsItsLevelsAlgorithms) {

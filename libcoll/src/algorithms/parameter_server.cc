@@ -8,6 +8,7 @@
 // node launched only to serve). Server ranks are still members of the all-reduce: they
 // contribute their own input and receive the result like every other rank.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -124,12 +125,13 @@ void parameter_server_allreduce(const CollectiveContext& context, const Allreduc
   context.transport.wait_all(results);
 }
 
-// Cost (BytePS, OSDI'20 section 4): push then pull; each of the k servers owns M/k. Every
+// Cost (BytePS, OSDI'20 section 4): push and pull, pipelined; each of the k servers owns M/k. Every
 // rank sends M/k to each other server and every server receives M/k from each other rank; the
 // messages of one rank are posted back to back and pay alpha each (Thakur et al.'s linear
 // exchange), bytes are bounded by the busiest rank port, node NIC and node staging path (the
 // node's intra-node bytes, when the parameters have one). Flat, k = p:
-//   T = 2(p-1)*alpha + 2(p-1)/p*M*beta + (p-1)/p*M*gamma, as the ring.
+//   T = 2(p-1)*alpha + 2(p-1)/p*M*beta + (p-1)/p*M*gamma, as the ring;
+// one server of two ranks, S segments: M*beta*(1 + 1/S), where a push, then a pull took 2M*beta.
 std::optional<model::Prediction> parameter_server_cost(const model::CostParams& params,
                                                        const model::Shape& shape, double m,
                                                        const Tuning& tuning) {
@@ -172,11 +174,22 @@ std::optional<model::Prediction> parameter_server_cost(const model::CostParams& 
     }
   }
   auto top = [](const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); };
+  // The pull mirrors the push in the opposite direction (a server sends back what it received),
+  // and the run pipelines them segment by segment (a segment's pull while the next ones are
+  // pushed): the busiest direction of a port or NIC carries its push and pull bytes, and no
+  // less than S + 1 segment times of the busier phase pass (S segments: unpipelined, S = 1, that
+  // is push then pull); the node's staging path carries both phases.
+  std::vector<double> port_both(port_out.size()), nic_both(nodes);
+  for (std::size_t r = 0; r < port_both.size(); ++r) port_both[r] = port_out[r] + port_in[r];
+  for (std::size_t n = 0; n < nodes; ++n) nic_both[n] = nic_out[n] + nic_in[n];
   const double ports = std::max(top(port_out), top(port_in));
   const double nics = std::max(top(nic_out), top(nic_in)) * params.inter.beta_s_per_byte;
   const double staging = top(staged) * params.staging_beta_s_per_byte;
+  const double segments = std::max(
+      1.0, std::ceil(shard / static_cast<double>(std::max<std::size_t>(1, tuning.segment_bytes))));
+  const double both = std::max(top(port_both), top(nic_both) * params.inter.beta_s_per_byte);
   out.latency_s = 2 * std::max(top(lat_out), top(lat_in));
-  out.bandwidth_s = 2 * std::max({ports, nics, staging});
+  out.bandwidth_s = std::max({both, (1 + 1 / segments) * std::max(ports, nics), 2 * staging});
   out.reduction_s = (p - 1) * shard * params.gamma_s_per_byte;
   out.detail = model::detail_text("k=%d %s servers, push + pull of M/k shards%s", k,
                                   tuning.ps_dedicated ? "dedicated" : "co-located",
