@@ -24,8 +24,7 @@ std::vector<std::unique_ptr<coll::Transport>> shaped_world(const coll::LinkShape
                                                            const std::vector<int>& node_of_rank) {
   const auto world = coll::InprocWorld::create(static_cast<int>(node_of_rank.size()));
   const int nodes = *std::max_element(node_of_rank.begin(), node_of_rank.end()) + 1;
-  std::shared_ptr<coll::NodeBuckets> buckets(new coll::NodeBuckets[static_cast<std::size_t>(nodes)],
-                                             std::default_delete<coll::NodeBuckets[]>());
+  const auto buckets = coll::JobBuckets::in_process(nodes, static_cast<int>(node_of_rank.size()));
   coll::TransportOptions options;
   options.timeout_s = 30;
   std::vector<std::unique_ptr<coll::Transport>> ranks;
@@ -111,6 +110,15 @@ TEST(ShapedTransport, StagingPathLimitsANodesConcurrentCopies) {
   constexpr std::size_t kTotal = 4u << 20;
   const double rate = 2 * kTotal / stream(ranks, {{0, 1}, {2, 3}}, kTotal, 64u << 10);
   EXPECT_NEAR(rate, 8e6, 0.10 * 8e6) << "achieved " << rate / 1e6 << " MB/s for the node";
+}
+
+TEST(ShapedTransport, ARankReceivingFromThreePeersTakesThemInTurn) {
+  coll::LinkShape shape;
+  shape.intra = {0, 1 / 8e6};  // every port 8 MB/s in each direction
+  auto ranks = shaped_world(shape, {0, 0, 0, 0});
+  constexpr std::size_t kTotal = 3u << 20;  // from each of three ranks: 9 MiB into rank 0's port
+  const double rate = 3 * kTotal / stream(ranks, {{1, 0}, {2, 0}, {3, 0}}, kTotal, 64u << 10);
+  EXPECT_NEAR(rate, 8e6, 0.10 * 8e6) << "achieved " << rate / 1e6 << " MB/s into one rank";
 }
 
 TEST(ShapedTransport, EveryMessageTakesAlpha) {

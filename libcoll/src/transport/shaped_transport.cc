@@ -1,20 +1,17 @@
 #include "transport/shaped_transport.hpp"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <deque>
-#include <random>
 #include <string>
 #include <unordered_set>
 
 #include "bootstrap/bootstrap.hpp"
 #include "coll/env.hpp"
 #include "coll/error.hpp"
+#include "transport/shared_segment.hpp"
 #include "transport/transport_registry.hpp"
 #include "transport/waiter.hpp"
 
@@ -45,14 +42,13 @@ struct HeldSend {
 class ShapedTransport final : public Transport {
  public:
   ShapedTransport(std::unique_ptr<Transport> inner, const LinkShape& shape, int rank,
-                  std::vector<int> node_of_rank, std::shared_ptr<NodeBuckets> nodes,
+                  std::vector<int> node_of_rank, std::shared_ptr<JobBuckets> buckets,
                   Bootstrap* bootstrap, const TransportOptions& options)
       : inner_(std::move(inner)),
         shape_(shape),
         rank_(rank),
         node_of_rank_(std::move(node_of_rank)),
-        nodes_(std::move(nodes)),
-        links_(node_of_rank_.size()),
+        buckets_(std::move(buckets)),
         waiter_(*this, bootstrap, options),
         description_("shaped(" + shape.to_string() + ") over " + inner_->describe()) {}
 
@@ -129,11 +125,12 @@ class ShapedTransport final : public Transport {
     const double k = shape_.time_scale;
     const int mine = node_of_rank_[static_cast<std::size_t>(rank_)];
     const int theirs = node_of_rank_[static_cast<std::size_t>(peer)];
-    NodeBuckets& here = nodes_.get()[mine];
+    NodeBuckets& here = buckets_->nodes[mine];
     std::int64_t end = now;
     if (mine == theirs) {
-      end = links_[static_cast<std::size_t>(peer)].reserve(
-          now, scaled_ns(double(bytes) * shape_.intra.beta_s_per_byte, k));
+      const std::int64_t transfer = scaled_ns(double(bytes) * shape_.intra.beta_s_per_byte, k);
+      end = std::max(buckets_->ports[rank_].out.reserve(now, transfer),
+                     buckets_->ports[peer].in.reserve(now, transfer));
       if (shape_.staging_beta_s_per_byte > 0) {
         end = std::max(end, here.staging.reserve(
                                 now, scaled_ns(double(bytes) * shape_.staging_beta_s_per_byte, k)));
@@ -142,7 +139,7 @@ class ShapedTransport final : public Transport {
     }
     const std::int64_t transfer = scaled_ns(double(bytes) * shape_.inter.beta_s_per_byte, k);
     end = std::max(here.nic_out.reserve(now, transfer),
-                   nodes_.get()[theirs].nic_in.reserve(now, transfer));
+                   buckets_->nodes[theirs].nic_in.reserve(now, transfer));
     return end + scaled_ns(shape_.inter.alpha_s, k);
   }
 
@@ -170,8 +167,7 @@ class ShapedTransport final : public Transport {
   LinkShape shape_;
   int rank_;
   std::vector<int> node_of_rank_;  // nodes numbered 0..
-  std::shared_ptr<NodeBuckets> nodes_;
-  std::vector<TokenBucket> links_;  // this rank's intra-node link to each peer, one direction
+  std::shared_ptr<JobBuckets> buckets_;
   Waiter waiter_;
   std::deque<HeldSend*> waiting_;       // held, not yet posted, in send order
   std::unordered_set<HeldSend*> held_;  // every send not yet completed by test()
@@ -188,38 +184,19 @@ std::vector<int> renumbered(const std::vector<int>& node_of_rank) {
   return out;
 }
 
-// Every rank maps the job's node buckets: rank 0 creates them in a shared-memory object, the
-// others open it by the name rank 0 publishes, and rank 0 unlinks it once all have it mapped.
-std::shared_ptr<NodeBuckets> shared_node_buckets(Bootstrap& bootstrap, int nodes) {
-  const std::size_t bytes = sizeof(NodeBuckets) * static_cast<std::size_t>(nodes);
-  const bool creator = bootstrap.rank() == 0;
-  std::string name;
-  int fd = -1;
-  if (creator) {  // created before its name is published, so that no rank opens it too early
-    name =
-        "/coll-shaped-" + std::to_string(::getpid()) + "-" + std::to_string(std::random_device{}());
-    fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
-    if (fd >= 0 && ::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
-      ::close(fd);
-      fd = -1;
-    }
-  }
-  name = bootstrap.allgather("shaped/buckets", name)[0];
-  if (!creator) fd = ::shm_open(name.c_str(), O_RDWR, 0600);
-  void* memory =
-      fd < 0 ? MAP_FAILED : ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (fd >= 0) ::close(fd);
-  if (memory == MAP_FAILED) {
+// Every rank maps the job's buckets: one segment for the whole job (its emulated nodes all run
+// on this machine), made, named and unlinked as SharedSegment does.
+std::shared_ptr<JobBuckets> shared_job_buckets(Bootstrap& bootstrap, int nodes) {
+  auto segment = std::make_shared<SharedSegment>(SharedSegment::map_per_group(
+      bootstrap, std::vector<int>(static_cast<std::size_t>(bootstrap.size()), 0), "shaped",
+      JobBuckets::bytes(nodes, bootstrap.size())));
+  if (!segment->mapped()) {
     throw Error(Status::SystemError, "shaped transport: rank " + std::to_string(bootstrap.rank()) +
-                                         " cannot share the link buckets (" + name +
+                                         " cannot share the link buckets (" + segment->failure() +
                                          "): every rank of a shaped job must run on this machine");
   }
-  auto* buckets = static_cast<NodeBuckets*>(memory);
-  if (creator) std::uninitialized_default_construct_n(buckets, nodes);
-  bootstrap.barrier("shaped/mapped");
-  if (creator) ::shm_unlink(name.c_str());
-  return std::shared_ptr<NodeBuckets>(buckets,
-                                      [bytes](NodeBuckets* mapped) { ::munmap(mapped, bytes); });
+  auto buckets = std::make_shared<JobBuckets>(JobBuckets::at(segment->base(), nodes));
+  return std::shared_ptr<JobBuckets>(buckets.get(), [buckets, segment](JobBuckets*) {});
 }
 
 std::unique_ptr<Transport> wrap_registered(std::unique_ptr<Transport> inner, Bootstrap& bootstrap,
@@ -233,7 +210,7 @@ std::unique_ptr<Transport> wrap_registered(std::unique_ptr<Transport> inner, Boo
   }
   const LinkShape shape = LinkShape::parse(*text, "COLL_SHAPE");
   const std::vector<int> nodes = renumbered(node_of_rank);
-  auto buckets = shared_node_buckets(bootstrap, *std::max_element(nodes.begin(), nodes.end()) + 1);
+  auto buckets = shared_job_buckets(bootstrap, *std::max_element(nodes.begin(), nodes.end()) + 1);
   return make_shaped_transport(std::move(inner), shape, bootstrap.rank(), nodes, std::move(buckets),
                                &bootstrap, options);
 }
@@ -245,11 +222,31 @@ const TransportWrapperRegistration kShaped("shaped", wrap_registered);
 std::unique_ptr<Transport> make_shaped_transport(std::unique_ptr<Transport> inner,
                                                  const LinkShape& shape, int rank,
                                                  const std::vector<int>& node_of_rank,
-                                                 std::shared_ptr<NodeBuckets> nodes,
+                                                 std::shared_ptr<JobBuckets> buckets,
                                                  Bootstrap* bootstrap,
                                                  const TransportOptions& options) {
   return std::make_unique<ShapedTransport>(std::move(inner), shape, rank, renumbered(node_of_rank),
-                                           std::move(nodes), bootstrap, options);
+                                           std::move(buckets), bootstrap, options);
+}
+
+JobBuckets JobBuckets::at(void* memory, int nodes) {
+  auto* first_node = static_cast<NodeBuckets*>(memory);
+  return {first_node, reinterpret_cast<PortBuckets*>(first_node + nodes)};
+}
+
+std::size_t JobBuckets::bytes(int nodes, int ranks) {
+  return sizeof(NodeBuckets) * static_cast<std::size_t>(nodes) +
+         sizeof(PortBuckets) * static_cast<std::size_t>(ranks);
+}
+
+std::shared_ptr<JobBuckets> JobBuckets::in_process(int nodes, int ranks) {
+  const std::size_t size = bytes(nodes, ranks);
+  auto memory = std::shared_ptr<void>(::operator new(size, std::align_val_t(64)), [](void* block) {
+    ::operator delete(block, std::align_val_t(64));
+  });
+  std::memset(memory.get(), 0, size);
+  auto buckets = std::make_shared<JobBuckets>(at(memory.get(), nodes));
+  return std::shared_ptr<JobBuckets>(buckets.get(), [buckets, memory](JobBuckets*) {});
 }
 
 }  // namespace coll

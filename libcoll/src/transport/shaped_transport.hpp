@@ -1,8 +1,8 @@
 // A transport that makes every link behave like a slower one (COLL_TRANSPORT=shaped:<inner>,
 // shape from COLL_SHAPE, see link_shape.hpp): a decorator over the real transport that holds
 // each send until the emulated link has carried it. The sender reserves its message's transfer
-// time on the token buckets of its path (intra-node: the rank pair's link direction and the
-// node's staging path; inter-node: its node's NIC out and the peer node's NIC in) and posts it
+// time on the token buckets of its path (intra-node: its out port, the receiver's in port and
+// the node's staging path; inter-node: its node's NIC out and the peer node's NIC in) and posts it
 // to the inner transport alpha after the last reservation ends. Receives pass through. Needs no
 // privileges; every rank must be on this machine (the node buckets are in shared memory).
 #pragma once
@@ -23,12 +23,30 @@ struct alignas(64) NodeBuckets {
   TokenBucket staging, nic_out, nic_in;
 };
 
-// `nodes` holds one NodeBuckets per node of `node_of_rank` (nodes numbered 0..), shared by every
-// rank's transport; `bootstrap` (may be null) carries the job's abort message.
+// One rank's port inside its node, a direction each (a GPU's PCIe link): every intra-node message
+// holds its sender's out port and its receiver's in port, so a rank that receives from several
+// peers at once takes them in turn, as the cost model prices a rank's port.
+struct alignas(64) PortBuckets {
+  TokenBucket out, in;
+};
+
+// Every bucket of one shaped job, shared by all its ranks' transports: one NodeBuckets per node
+// (numbered 0..), one PortBuckets per rank.
+struct JobBuckets {
+  NodeBuckets* nodes = nullptr;
+  PortBuckets* ports = nullptr;
+  // Lays them out in `memory` (zeroed, job_buckets_bytes long): nodes first, then ranks.
+  static JobBuckets at(void* memory, int nodes);
+  static std::size_t bytes(int nodes, int ranks);
+  // In this process's memory, for ranks that are threads (tests).
+  static std::shared_ptr<JobBuckets> in_process(int nodes, int ranks);
+};
+
+// `bootstrap` (may be null) carries the job's abort message.
 std::unique_ptr<Transport> make_shaped_transport(std::unique_ptr<Transport> inner,
                                                  const LinkShape& shape, int rank,
                                                  const std::vector<int>& node_of_rank,
-                                                 std::shared_ptr<NodeBuckets> nodes,
+                                                 std::shared_ptr<JobBuckets> buckets,
                                                  Bootstrap* bootstrap,
                                                  const TransportOptions& options);
 
