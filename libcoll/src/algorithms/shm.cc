@@ -3,8 +3,8 @@
 // node's shared segment (Transport::node_slots) and publishes it with one store; once it sees
 // every rank's publication it reduces the n slots in rank order straight from shared memory, so
 // every rank computes the same bits. Vectors longer than a slot go slot by slot, a round each.
-// Where the group spans nodes, or the transport has no slots (COLL_NODE_SLOTS=0, shaped links,
-// threads), every rank of the group runs direct instead.
+// Where the group spans nodes, or the transport has no slots (COLL_NODE_SLOTS=0, shaped links),
+// every rank of the group runs direct instead.
 //
 // Cost: per round one hand-off (a published line seen by the peers: measured by the ranks when
 // the transport connects, CostParams::slot_handoff_s), the copy of M into the slot (one copy: half
@@ -47,8 +47,13 @@ bool slots_serve(const CollectiveContext& context) {
     return false;
   }
   const Group& group = context.group;
+  const int first = group.global(0);
   for (int member = 1; member < group.size(); ++member) {
-    if (!slots->connects(group.global(0), group.global(member))) return false;
+    const int other = group.global(member);
+    if (context.node_of_rank[first] != context.node_of_rank[other] ||
+        !slots->connects(first, other)) {
+      return false;
+    }
   }
   return true;
 }

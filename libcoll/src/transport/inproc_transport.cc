@@ -1,5 +1,6 @@
 #include "transport/inproc_transport.hpp"
 
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -18,6 +19,7 @@
 #include "bootstrap/bootstrap.hpp"
 #include "coll/env.hpp"
 #include "coll/error.hpp"
+#include "transport/node_slots.hpp"
 #include "transport/transport_registry.hpp"
 #include "transport/waiter.hpp"
 
@@ -69,6 +71,9 @@ class InprocTransport final : public Transport {
         rank_(rank),
         waiter_(*this, bootstrap, options),
         shared_address_space_(world_->size()),
+        node_slots_(world_->slots_memory()
+                        ? NodeSlots::in_process(world_->slots_memory(), world_->size(), rank)
+                        : nullptr),
         description_("inproc: " + std::to_string(world_->size()) + " ranks as threads") {}
 
   // After a failure, receives may be abandoned: withdraw the posted ones so that no sender
@@ -153,6 +158,13 @@ class InprocTransport final : public Transport {
   PeerMemory* peer_memory() override {
     return world_->peer_memory_enabled() ? &shared_address_space_ : nullptr;
   }
+  NodeSlots* node_slots() override { return node_slots_.get(); }
+
+  bool probe(int peer, Tag tag) override {
+    InprocWorld::Mailbox& mine = mailboxes_[rank_];
+    std::lock_guard lock(mine.mutex);
+    return mine.unexpected.count(MatchKey{peer, tag}) > 0;
+  }
   const char* describe() const override { return description_.c_str(); }
 
   void check_link(int peer) override {
@@ -181,6 +193,7 @@ class InprocTransport final : public Transport {
   std::uint64_t deliveries_seen_ = 0;
   std::unordered_set<PostedReceive*> outstanding_;  // posted and not yet completed by test()
   SharedAddressSpace shared_address_space_;
+  std::unique_ptr<NodeSlots> node_slots_;  // over the world's memory: every rank is on one node
   std::string description_;
 };
 
@@ -225,7 +238,15 @@ const TransportRegistration kInproc("inproc", make_registered);
 InprocWorld::InprocWorld(int size)
     : mailboxes_(new Mailbox[static_cast<std::size_t>(size)]),
       size_(size),
-      peer_memory_enabled_(env_integer("COLL_PEER_MEMORY", 0, 1).value_or(1) != 0) {}
+      peer_memory_enabled_(env_integer("COLL_PEER_MEMORY", 0, 1).value_or(1) != 0) {
+  if (size < 2 || env_integer("COLL_NODE_SLOTS", 0, 1).value_or(1) == 0) return;
+  // Anonymous pages read as zeros and are touched only where a rank writes: tests make many
+  // worlds, and most use the first communicator's slots only.
+  const std::size_t bytes = NodeSlots::bytes(size);
+  void* memory = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (memory == MAP_FAILED) return;  // no slots: shm runs direct
+  slots_memory_ = std::shared_ptr<void>(memory, [bytes](void* mapped) { ::munmap(mapped, bytes); });
+}
 InprocWorld::~InprocWorld() = default;
 
 std::shared_ptr<InprocWorld> InprocWorld::create(int size) {

@@ -21,6 +21,8 @@ class InprocWorld : public std::enable_shared_from_this<InprocWorld> {
   int size() const;
   // Whether its transports offer PeerMemory (COLL_PEER_MEMORY, read when the world is created).
   bool peer_memory_enabled() const { return peer_memory_enabled_; }
+  // The node slots' memory all its ranks share (node_slots.hpp), or null (COLL_NODE_SLOTS=0).
+  const std::shared_ptr<void>& slots_memory() const { return slots_memory_; }
 
   // Rank `rank`'s transport; `bootstrap` (may be null) carries the job's abort message.
   std::unique_ptr<Transport> make_transport(int rank, const TransportOptions& options,
@@ -33,6 +35,7 @@ class InprocWorld : public std::enable_shared_from_this<InprocWorld> {
   std::unique_ptr<Mailbox[]> mailboxes_;
   int size_;
   bool peer_memory_enabled_;
+  std::shared_ptr<void> slots_memory_;
 };
 
 }  // namespace coll

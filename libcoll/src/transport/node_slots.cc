@@ -12,6 +12,7 @@
 #include "coll/env.hpp"
 #include "coll/error.hpp"
 #include "core/log.hpp"
+#include "transport/shared_segment.hpp"
 
 namespace coll {
 
@@ -25,11 +26,6 @@ namespace {
 
 constexpr int kHandoffRounds = 200;
 constexpr double kHandoffBudgetSeconds = 0.05;  // a descheduled partner must not stall start-up
-
-std::size_t segment_bytes(int local_ranks) {
-  return NodeSlots::kProbeBytes + std::size_t(NodeSlots::kContexts) * std::size_t(local_ranks) * 2 *
-                                      sizeof(NodeSlots::Buffer);
-}
 
 // Waits until `word` holds `value`; false when `deadline` (seconds) passes first.
 bool await_value(const std::atomic<std::uint64_t>& word, std::uint64_t value, double deadline) {
@@ -52,16 +48,22 @@ std::unique_ptr<NodeSlots> NodeSlots::connect(Bootstrap& bootstrap,
     useful |= std::count(node_of_rank.begin(), node_of_rank.end(), node) > 1;
   }
   if (!enabled || !useful) return nullptr;
-  SharedSegment segment = SharedSegment::map_per_group(bootstrap, node_of_rank, "slots",
-                                                       segment_bytes(int(on_my_node)));
+  auto segment = std::make_shared<SharedSegment>(
+      SharedSegment::map_per_group(bootstrap, node_of_rank, "slots", bytes(int(on_my_node))));
   std::unique_ptr<NodeSlots> slots;
   long long handoff_ns = -1;
-  if (segment.mapped()) {
-    slots.reset(new NodeSlots(std::move(segment), node_of_rank, me));
+  if (segment->mapped()) {
+    slots.reset(new NodeSlots(std::shared_ptr<void>(segment, segment->base()), node_of_rank, me));
+    // The first communicator's buffers are touched now: a first touch of shared memory costs
+    // tens of microseconds on some VMs, which would land in the first collectives.
+    for (int which = 0; which < 2; ++which) {
+      NodeSlots::Buffer& mine = slots->buffer(0, me, which);
+      std::memset(static_cast<void*>(&mine), 0, sizeof mine);
+    }
     const double seconds = slots->time_handoff(oversubscribed);
     if (seconds > 0) handoff_ns = std::llround(seconds * 1e9);
   } else {
-    log_line(LogLevel::Info, me, "node slots: " + segment.failure());
+    log_line(LogLevel::Info, me, "node slots: " + segment->failure());
   }
   // Every rank's "mapped" flag and timing: slots are used only where every rank mapped them.
   const auto rows = bootstrap.allgather(
@@ -79,10 +81,21 @@ std::unique_ptr<NodeSlots> NodeSlots::connect(Bootstrap& bootstrap,
   return slots;
 }
 
-NodeSlots::NodeSlots(SharedSegment segment, std::vector<int> node_of_rank, int me)
-    : segment_(std::move(segment)),
+std::size_t NodeSlots::bytes(int local_ranks) {
+  return kProbeBytes + std::size_t(kContexts) * std::size_t(local_ranks) * 2 * sizeof(Buffer);
+}
+
+std::unique_ptr<NodeSlots> NodeSlots::in_process(std::shared_ptr<void> memory, int ranks, int me) {
+  return std::unique_ptr<NodeSlots>(
+      new NodeSlots(std::move(memory), std::vector<int>(static_cast<std::size_t>(ranks), 0), me));
+}
+
+// The memory arrives zeroed: every round, counter and probe starts at 0 without being written
+// (a rank writing them here could reset what an earlier rank already uses).
+NodeSlots::NodeSlots(std::shared_ptr<void> memory, std::vector<int> node_of_rank, int me)
+    : memory_(std::move(memory)),
       first_buffer_(
-          reinterpret_cast<Buffer*>(static_cast<std::byte*>(segment_.base()) + kProbeBytes)),
+          reinterpret_cast<Buffer*>(static_cast<std::byte*>(memory_.get()) + kProbeBytes)),
       node_of_rank_(std::move(node_of_rank)),
       local_index_(node_of_rank_.size()),
       me_(me) {
@@ -92,13 +105,6 @@ NodeSlots::NodeSlots(SharedSegment segment, std::vector<int> node_of_rank, int m
   }
   local_ranks_ = counts[static_cast<std::size_t>(node_of_rank_[me])];
   static_assert(sizeof(Probe) <= kProbeBytes);
-  new (segment_.base()) Probe;
-  // The first communicator's buffers are touched now: a first touch of shared memory costs tens
-  // of microseconds on some VMs, which would land in the first collectives.
-  for (int which = 0; which < 2; ++which) {
-    Buffer& mine = buffer(0, me, which);
-    std::memset(static_cast<void*>(&mine), 0, sizeof mine);
-  }
 }
 
 void NodeSlots::clear(unsigned context) {
@@ -115,7 +121,7 @@ double NodeSlots::time_handoff(bool oversubscribed) {
   // Ranks sharing cores would time the scheduler, not the line (and the model prices their
   // rounds from its own measurement then).
   if (local > 1 || local_ranks_ < 2 || oversubscribed) return 0;
-  auto& probe = *static_cast<Probe*>(segment_.base());
+  auto& probe = *static_cast<Probe*>(memory_.get());
   const double deadline = now_seconds() + kHandoffBudgetSeconds;
   constexpr int kWarmRounds = 10;
   std::vector<double> round_trips;

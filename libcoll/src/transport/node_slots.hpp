@@ -17,8 +17,6 @@
 #include <memory>
 #include <vector>
 
-#include "transport/shared_segment.hpp"
-
 namespace coll {
 
 class Bootstrap;
@@ -45,6 +43,10 @@ class NodeSlots {
   static std::unique_ptr<NodeSlots> connect(Bootstrap& bootstrap,
                                             const std::vector<int>& node_of_rank,
                                             bool oversubscribed);
+  // For ranks that are threads of one process (one node): `memory`, from in_process_memory(),
+  // is shared by every rank's slots. The hand-off is not timed.
+  static std::size_t bytes(int local_ranks);
+  static std::unique_ptr<NodeSlots> in_process(std::shared_ptr<void> memory, int ranks, int me);
 
   // Whether ranks `a` and `b` share slots (same node): the same answer on every rank.
   bool connects(int a, int b) const {
@@ -77,11 +79,11 @@ class NodeSlots {
 
  private:
   struct Probe;
-  NodeSlots(SharedSegment segment, std::vector<int> node_of_rank, int me);
+  NodeSlots(std::shared_ptr<void> memory, std::vector<int> node_of_rank, int me);
   double time_handoff(bool oversubscribed);
 
-  SharedSegment segment_;
-  Buffer* first_buffer_;  // after the probe lines
+  std::shared_ptr<void> memory_;  // the node's segment (zeroed when made)
+  Buffer* first_buffer_;          // after the probe lines
   std::vector<int> node_of_rank_;
   std::vector<int> local_index_;  // by rank: its position among the ranks of its node
   int me_;

@@ -198,7 +198,8 @@ void Waiter::wait_until_ready(WaitCondition& condition) {
       missing_before = missing;
       deadline.reset();
     }
-    if (oversubscribed_) sched_yield();
+    // Threads of one process (the in-process transport) usually outnumber the cores too.
+    if (oversubscribed_ || transport_.wakes_on_delivery()) sched_yield();
     if (idle % kPollsPerClockRead != 0) continue;
     transport_.check_interrupt();
     if (!deadline) {

@@ -1,6 +1,7 @@
-// The peer_read all-reduce: on one node it moves no data through messages (every rank reads its
-// peers' buffers through the transport's PeerMemory), and where PeerMemory is missing or the group
-// spans nodes it runs ring instead, exactly, on every rank alike.
+// The all-reduces that move no data through messages between ranks of one node: peer_read (every
+// rank reads its peers' buffers through the transport's PeerMemory) and shm (the vectors pass
+// through the node's shared-memory slots, no message at all). Where what they need is missing or
+// the group spans nodes they run ring and direct instead, exactly, on every rank alike.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,12 +16,13 @@
 
 namespace {
 
-// Forwards to a transport and records the largest message sent through it.
+// Forwards to a transport and records the messages sent through it.
 class MeasuredTransport final : public coll::Transport {
  public:
   explicit MeasuredTransport(std::unique_ptr<coll::Transport> inner) : inner_(std::move(inner)) {}
   Request send(int peer, coll::Tag tag, const void* data, std::size_t bytes) override {
     largest_message = std::max(largest_message, bytes);
+    ++messages;
     return inner_->send(peer, tag, data, bytes);
   }
   Request recv(int peer, coll::Tag tag, void* data, std::size_t bytes) override {
@@ -34,6 +36,8 @@ class MeasuredTransport final : public coll::Transport {
   void wait_all(std::span<Request> requests) override { inner_->wait_all(requests); }
   void wait_for(coll::WaitCondition& condition) override { inner_->wait_for(condition); }
   coll::PeerMemory* peer_memory() override { return inner_->peer_memory(); }
+  coll::NodeSlots* node_slots() override { return inner_->node_slots(); }
+  bool probe(int peer, coll::Tag tag) override { return inner_->probe(peer, tag); }
   std::string fail_job(const std::string& reason) override { return inner_->fail_job(reason); }
   void check_link(int peer) override { inner_->check_link(peer); }
   void sleep_until_event(int abort_fd, int max_us) override {
@@ -42,6 +46,7 @@ class MeasuredTransport final : public coll::Transport {
   const char* describe() const override { return inner_->describe(); }
 
   std::size_t largest_message = 0;
+  std::size_t messages = 0;
 
  private:
   std::unique_ptr<coll::Transport> inner_;
@@ -50,11 +55,13 @@ class MeasuredTransport final : public coll::Transport {
 struct Outcome {
   std::size_t wrong = 0;
   std::size_t largest_message = 0;
+  std::size_t messages = 0;
 };
 
-// Runs peer_read over `node_of_rank.size()` threads, in place on rank 0 and out of place elsewhere;
-// wrong elements summed over ranks, largest message of any rank.
-Outcome run_peer_read(const std::vector<int>& node_of_rank, std::size_t count) {
+// Runs `algorithm` over `node_of_rank.size()` threads, in place on rank 0 and out of place
+// elsewhere; wrong elements and messages summed over ranks, largest message of any rank.
+Outcome run_on_threads(const char* algorithm, const std::vector<int>& node_of_rank,
+                       std::size_t count) {
   const int ranks = static_cast<int>(node_of_rank.size());
   const auto world = coll::InprocWorld::create(ranks);
   std::vector<Outcome> outcomes(static_cast<std::size_t>(ranks));
@@ -75,12 +82,13 @@ Outcome run_peer_read(const std::vector<int>& node_of_rank, std::size_t count) {
       const coll::Tuning tuning;
       const coll::CollectiveContext context{
           transport, pool, group, node_of_rank, coll::TagSpace(1, 0), tuning};
-      coll::find_algorithm("peer_read")
-          ->run(context, {send.data(), out, count, coll::DataType::Float32, coll::ReduceOp::Sum});
+      coll::find_algorithm(algorithm)->run(
+          context, {send.data(), out, count, coll::DataType::Float32, coll::ReduceOp::Sum});
       auto& outcome = outcomes[static_cast<std::size_t>(rank)];
       outcome.wrong =
           collbench::count_wrong(coll::DataType::Float32, coll::ReduceOp::Sum, ranks, out, count);
       outcome.largest_message = transport.largest_message;
+      outcome.messages = transport.messages;
     });
   }
   for (auto& thread : threads) thread.join();
@@ -88,6 +96,7 @@ Outcome run_peer_read(const std::vector<int>& node_of_rank, std::size_t count) {
   for (const auto& outcome : outcomes) {
     total.wrong += outcome.wrong;
     total.largest_message = std::max(total.largest_message, outcome.largest_message);
+    total.messages += outcome.messages;
   }
   return total;
 }
@@ -95,21 +104,41 @@ Outcome run_peer_read(const std::vector<int>& node_of_rank, std::size_t count) {
 constexpr std::size_t kCount = (1u << 20) + 7;  // several pieces per block, uneven blocks
 
 TEST(PeerReadAllreduce, OnOneNodeNoMessageCarriesData) {
-  const Outcome outcome = run_peer_read({0, 0, 0}, kCount);
+  const Outcome outcome = run_on_threads("peer_read", {0, 0, 0}, kCount);
   EXPECT_EQ(outcome.wrong, 0u);
   EXPECT_LE(outcome.largest_message, 24u);  // two addresses and the size, or a one-byte signal
 }
 
 TEST(PeerReadAllreduce, AcrossNodesRunsRing) {
-  const Outcome outcome = run_peer_read({0, 0, 1}, kCount);
+  const Outcome outcome = run_on_threads("peer_read", {0, 0, 1}, kCount);
   EXPECT_EQ(outcome.wrong, 0u);
   EXPECT_GT(outcome.largest_message, 1024u);
 }
 
 TEST(PeerReadAllreduce, WithoutPeerMemoryRunsRing) {
   ::setenv("COLL_PEER_MEMORY", "0", 1);  // read when the world is created
-  const Outcome outcome = run_peer_read({0, 0, 0}, kCount);
+  const Outcome outcome = run_on_threads("peer_read", {0, 0, 0}, kCount);
   ::unsetenv("COLL_PEER_MEMORY");
+  EXPECT_EQ(outcome.wrong, 0u);
+  EXPECT_GT(outcome.largest_message, 1024u);
+}
+
+TEST(ShmAllreduce, OnOneNodeNoMessageIsSent) {
+  const Outcome outcome = run_on_threads("shm", {0, 0, 0}, kCount);  // 17 slot rounds
+  EXPECT_EQ(outcome.wrong, 0u);
+  EXPECT_EQ(outcome.messages, 0u);
+}
+
+TEST(ShmAllreduce, AcrossNodesRunsDirect) {
+  const Outcome outcome = run_on_threads("shm", {0, 0, 1}, kCount);
+  EXPECT_EQ(outcome.wrong, 0u);
+  EXPECT_GT(outcome.largest_message, 1024u);
+}
+
+TEST(ShmAllreduce, WithoutSlotsRunsDirect) {
+  ::setenv("COLL_NODE_SLOTS", "0", 1);  // read when the world is created
+  const Outcome outcome = run_on_threads("shm", {0, 0, 0}, kCount);
+  ::unsetenv("COLL_NODE_SLOTS");
   EXPECT_EQ(outcome.wrong, 0u);
   EXPECT_GT(outcome.largest_message, 1024u);
 }
