@@ -132,7 +132,7 @@ struct Comm::Impl {
 
   const Selector& cost_model();
   std::string resolve_algorithm(std::string_view algorithm, std::size_t bytes);
-  // The algorithm `algorithm` (or "auto", or "" for COLL_ALGORITHM) runs at `bytes`; throws
+  // The algorithm `algorithm` (or "auto", or "" for COLL_ALGO) runs at `bytes`; throws
   // InvalidArgument naming the available ones when it is unknown or unavailable here.
   const AlgorithmInfo* resolve_available(std::string_view algorithm, std::size_t bytes);
   void run_allreduce(const AllreduceArgs& args, std::string_view algorithm, std::uint64_t tag);

@@ -113,7 +113,6 @@ class ShmAllreduce final : public WaitCondition {
     turn_ = slots_.turn_buffers(slot_context_, slots_.turn(slot_context_));
 
     NodeSlots::Buffer& mine = theirs(group_.me);
-    mine.bytes = bytes;
     if (check != nullptr) {
       const auto descriptor = check->descriptor();
       if (descriptor.size() != NodeSlots::kDescriptorBytes) {
@@ -145,13 +144,14 @@ class ShmAllreduce final : public WaitCondition {
     const auto described = [&](int member) {
       return std::span<const std::byte>(theirs(member).descriptor, mine.size());
     };
-    for (int member = 0; member < group_.size(); ++member) {
-      if (member == group_.me || same_bytes(described(member), mine)) continue;
-      for (int second = 0; second < group_.size(); ++second) {
-        const int first = (second + group_.size() - 1) % group_.size();
-        check.compare(group_.global(first), described(first), group_.global(second),
-                      described(second));
-      }
+    bool agree = true;
+    for (int member = 0; member < group_.size() && agree; ++member) {
+      agree = member == group_.me || same_bytes(described(member), mine);
+    }
+    for (int second = 0; second < group_.size() && !agree; ++second) {  // throws at the first
+      const int first = (second + group_.size() - 1) % group_.size();
+      check.compare(group_.global(first), described(first), group_.global(second),
+                    described(second));
     }
     check.compared_all();
   }

@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -263,7 +264,10 @@ std::unique_ptr<Transport> InprocWorld::make_transport(int rank, const Transport
     throw Error(Status::InvalidArgument, "inproc transport: rank " + std::to_string(rank) +
                                              " outside a world of " + std::to_string(size_));
   }
-  return std::make_unique<InprocTransport>(shared_from_this(), mailboxes_.get(), rank, options,
+  // Every rank of the world is a thread of this process: they share this host's cores.
+  TransportOptions on_this_host = options;
+  on_this_host.ranks_on_this_host = std::max(options.ranks_on_this_host, size_);
+  return std::make_unique<InprocTransport>(shared_from_this(), mailboxes_.get(), rank, on_this_host,
                                            bootstrap);
 }
 

@@ -43,10 +43,9 @@ std::unique_ptr<NodeSlots> NodeSlots::connect(Bootstrap& bootstrap,
   const int me = bootstrap.rank();
   const bool enabled = env_integer("COLL_NODE_SLOTS", 0, 1).value_or(1) != 0;
   const auto on_my_node = std::count(node_of_rank.begin(), node_of_rank.end(), node_of_rank[me]);
-  bool useful = false;  // some node has two ranks: the same answer on every rank
-  for (int node : node_of_rank) {
-    useful |= std::count(node_of_rank.begin(), node_of_rank.end(), node) > 1;
-  }
+  std::vector<int> nodes = node_of_rank;  // some node has two ranks: the same answer everywhere
+  std::sort(nodes.begin(), nodes.end());
+  const bool useful = std::adjacent_find(nodes.begin(), nodes.end()) != nodes.end();
   if (!enabled || !useful) return nullptr;
   auto segment = std::make_shared<SharedSegment>(
       SharedSegment::map_per_group(bootstrap, node_of_rank, "slots", bytes(int(on_my_node))));
@@ -82,7 +81,8 @@ std::unique_ptr<NodeSlots> NodeSlots::connect(Bootstrap& bootstrap,
 }
 
 std::size_t NodeSlots::bytes(int local_ranks) {
-  return kProbeBytes + std::size_t(kContexts) * std::size_t(local_ranks) * 2 * sizeof(Buffer);
+  return kProbeBytes +
+         std::size_t(kContexts) * std::size_t(local_ranks) * stride() * sizeof(Buffer);
 }
 
 std::unique_ptr<NodeSlots> NodeSlots::in_process(std::shared_ptr<void> memory, int ranks, int me) {

@@ -28,11 +28,10 @@ class NodeSlots {
   static constexpr unsigned kContexts = 8;             // communicators (tag contexts) served
   static constexpr std::size_t kProbeBytes = 128;      // the hand-off timing's two lines
 
-  // 128-byte aligned: the round, the descriptor and the first 48 bytes of payload fill one
+  // 128-byte aligned: the round, the descriptor and the first 56 bytes of payload fill one
   // pair of lines, which the hardware fetches together.
   struct alignas(128) Buffer {
     std::atomic<std::uint64_t> round{0};  // published last; written after everything else
-    std::uint64_t bytes = 0;
     std::byte descriptor[kDescriptorBytes];
     std::byte payload[kPayloadBytes];
   };
@@ -43,9 +42,10 @@ class NodeSlots {
   static std::unique_ptr<NodeSlots> connect(Bootstrap& bootstrap,
                                             const std::vector<int>& node_of_rank,
                                             bool oversubscribed);
-  // For ranks that are threads of one process (one node): `memory`, from in_process_memory(),
-  // is shared by every rank's slots. The hand-off is not timed.
+  // The size of a node's segment.
   static std::size_t bytes(int local_ranks);
+  // For ranks that are threads of one process (one node): `memory`, zeroed and bytes(ranks)
+  // long, is shared by every rank's slots. The hand-off is not timed.
   static std::unique_ptr<NodeSlots> in_process(std::shared_ptr<void> memory, int ranks, int me);
 
   // Whether ranks `a` and `b` share slots (same node): the same answer on every rank.

@@ -28,6 +28,11 @@ std::int64_t scaled_ns(double seconds, double scale) {
   return static_cast<std::int64_t>(std::llround(seconds * scale * 1e9));
 }
 
+// Of nodes numbered 0.. (renumbered below): how many there are.
+int node_count(const std::vector<int>& node_of_rank) {
+  return *std::max_element(node_of_rank.begin(), node_of_rank.end()) + 1;
+}
+
 // A send held until its emulated link has carried it.
 struct HeldSend {
   std::int64_t release_ns;
@@ -42,13 +47,14 @@ struct HeldSend {
 class ShapedTransport final : public Transport {
  public:
   ShapedTransport(std::unique_ptr<Transport> inner, const LinkShape& shape, int rank,
-                  std::vector<int> node_of_rank, std::shared_ptr<JobBuckets> buckets,
+                  std::vector<int> node_of_rank, std::shared_ptr<void> bucket_memory,
                   Bootstrap* bootstrap, const TransportOptions& options)
       : inner_(std::move(inner)),
         shape_(shape),
         rank_(rank),
         node_of_rank_(std::move(node_of_rank)),
-        buckets_(std::move(buckets)),
+        bucket_memory_(std::move(bucket_memory)),
+        buckets_(JobBuckets::at(bucket_memory_.get(), node_count(node_of_rank_))),
         waiter_(*this, bootstrap, options),
         description_("shaped(" + shape.to_string() + ") over " + inner_->describe()) {}
 
@@ -125,12 +131,12 @@ class ShapedTransport final : public Transport {
     const double k = shape_.time_scale;
     const int mine = node_of_rank_[static_cast<std::size_t>(rank_)];
     const int theirs = node_of_rank_[static_cast<std::size_t>(peer)];
-    NodeBuckets& here = buckets_->nodes[mine];
+    NodeBuckets& here = buckets_.nodes[mine];
     std::int64_t end = now;
     if (mine == theirs) {
       const std::int64_t transfer = scaled_ns(double(bytes) * shape_.intra.beta_s_per_byte, k);
-      end = std::max(buckets_->ports[rank_].out.reserve(now, transfer),
-                     buckets_->ports[peer].in.reserve(now, transfer));
+      end = std::max(buckets_.ports[rank_].out.reserve(now, transfer),
+                     buckets_.ports[peer].in.reserve(now, transfer));
       if (shape_.staging_beta_s_per_byte > 0) {
         end = std::max(end, here.staging.reserve(
                                 now, scaled_ns(double(bytes) * shape_.staging_beta_s_per_byte, k)));
@@ -139,7 +145,7 @@ class ShapedTransport final : public Transport {
     }
     const std::int64_t transfer = scaled_ns(double(bytes) * shape_.inter.beta_s_per_byte, k);
     end = std::max(here.nic_out.reserve(now, transfer),
-                   buckets_->nodes[theirs].nic_in.reserve(now, transfer));
+                   buckets_.nodes[theirs].nic_in.reserve(now, transfer));
     return end + scaled_ns(shape_.inter.alpha_s, k);
   }
 
@@ -167,7 +173,8 @@ class ShapedTransport final : public Transport {
   LinkShape shape_;
   int rank_;
   std::vector<int> node_of_rank_;  // nodes numbered 0..
-  std::shared_ptr<JobBuckets> buckets_;
+  std::shared_ptr<void> bucket_memory_;
+  JobBuckets buckets_;  // in bucket_memory_
   Waiter waiter_;
   std::deque<HeldSend*> waiting_;       // held, not yet posted, in send order
   std::unordered_set<HeldSend*> held_;  // every send not yet completed by test()
@@ -186,7 +193,7 @@ std::vector<int> renumbered(const std::vector<int>& node_of_rank) {
 
 // Every rank maps the job's buckets: one segment for the whole job (its emulated nodes all run
 // on this machine), made, named and unlinked as SharedSegment does.
-std::shared_ptr<JobBuckets> shared_job_buckets(Bootstrap& bootstrap, int nodes) {
+std::shared_ptr<void> shared_job_buckets(Bootstrap& bootstrap, int nodes) {
   auto segment = std::make_shared<SharedSegment>(SharedSegment::map_per_group(
       bootstrap, std::vector<int>(static_cast<std::size_t>(bootstrap.size()), 0), "shaped",
       JobBuckets::bytes(nodes, bootstrap.size())));
@@ -195,8 +202,7 @@ std::shared_ptr<JobBuckets> shared_job_buckets(Bootstrap& bootstrap, int nodes) 
                                          " cannot share the link buckets (" + segment->failure() +
                                          "): every rank of a shaped job must run on this machine");
   }
-  auto buckets = std::make_shared<JobBuckets>(JobBuckets::at(segment->base(), nodes));
-  return std::shared_ptr<JobBuckets>(buckets.get(), [buckets, segment](JobBuckets*) {});
+  return std::shared_ptr<void>(segment, segment->base());
 }
 
 std::unique_ptr<Transport> wrap_registered(std::unique_ptr<Transport> inner, Bootstrap& bootstrap,
@@ -210,7 +216,7 @@ std::unique_ptr<Transport> wrap_registered(std::unique_ptr<Transport> inner, Boo
   }
   const LinkShape shape = LinkShape::parse(*text, "COLL_SHAPE");
   const std::vector<int> nodes = renumbered(node_of_rank);
-  auto buckets = shared_job_buckets(bootstrap, *std::max_element(nodes.begin(), nodes.end()) + 1);
+  auto buckets = shared_job_buckets(bootstrap, node_count(nodes));
   return make_shaped_transport(std::move(inner), shape, bootstrap.rank(), nodes, std::move(buckets),
                                &bootstrap, options);
 }
@@ -222,7 +228,7 @@ const TransportWrapperRegistration kShaped("shaped", wrap_registered);
 std::unique_ptr<Transport> make_shaped_transport(std::unique_ptr<Transport> inner,
                                                  const LinkShape& shape, int rank,
                                                  const std::vector<int>& node_of_rank,
-                                                 std::shared_ptr<JobBuckets> buckets,
+                                                 std::shared_ptr<void> buckets,
                                                  Bootstrap* bootstrap,
                                                  const TransportOptions& options) {
   return std::make_unique<ShapedTransport>(std::move(inner), shape, rank, renumbered(node_of_rank),
@@ -239,14 +245,13 @@ std::size_t JobBuckets::bytes(int nodes, int ranks) {
          sizeof(PortBuckets) * static_cast<std::size_t>(ranks);
 }
 
-std::shared_ptr<JobBuckets> JobBuckets::in_process(int nodes, int ranks) {
+std::shared_ptr<void> JobBuckets::in_process(int nodes, int ranks) {
   const std::size_t size = bytes(nodes, ranks);
   auto memory = std::shared_ptr<void>(::operator new(size, std::align_val_t(64)), [](void* block) {
     ::operator delete(block, std::align_val_t(64));
   });
   std::memset(memory.get(), 0, size);
-  auto buckets = std::make_shared<JobBuckets>(at(memory.get(), nodes));
-  return std::shared_ptr<JobBuckets>(buckets.get(), [buckets, memory](JobBuckets*) {});
+  return memory;
 }
 
 }  // namespace coll

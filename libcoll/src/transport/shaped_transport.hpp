@@ -31,22 +31,22 @@ struct alignas(64) PortBuckets {
 };
 
 // Every bucket of one shaped job, shared by all its ranks' transports: one NodeBuckets per node
-// (numbered 0..), one PortBuckets per rank.
+// (numbered 0..), then one PortBuckets per rank, in zeroed memory of bytes(nodes, ranks).
 struct JobBuckets {
   NodeBuckets* nodes = nullptr;
   PortBuckets* ports = nullptr;
-  // Lays them out in `memory` (zeroed, job_buckets_bytes long): nodes first, then ranks.
   static JobBuckets at(void* memory, int nodes);
   static std::size_t bytes(int nodes, int ranks);
-  // In this process's memory, for ranks that are threads (tests).
-  static std::shared_ptr<JobBuckets> in_process(int nodes, int ranks);
+  // That memory in this process, for ranks that are threads (tests).
+  static std::shared_ptr<void> in_process(int nodes, int ranks);
 };
 
-// `bootstrap` (may be null) carries the job's abort message.
+// `buckets`: the job's JobBuckets memory; `bootstrap` (may be null) carries the job's abort
+// message.
 std::unique_ptr<Transport> make_shaped_transport(std::unique_ptr<Transport> inner,
                                                  const LinkShape& shape, int rank,
                                                  const std::vector<int>& node_of_rank,
-                                                 std::shared_ptr<JobBuckets> buckets,
+                                                 std::shared_ptr<void> buckets,
                                                  Bootstrap* bootstrap,
                                                  const TransportOptions& options);
 

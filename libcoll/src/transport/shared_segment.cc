@@ -35,6 +35,7 @@ SharedSegment SharedSegment::map_per_group(Bootstrap& bootstrap,
     } else if (::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
       failed("ftruncate");
       ::close(fd);
+      ::shm_unlink(name.c_str());  // no rank will open it: it must not outlive the job
       fd = -1;
     }
   }

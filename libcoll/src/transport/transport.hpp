@@ -12,10 +12,8 @@
 #include "transport/peer_memory.hpp"
 
 namespace coll {
-class NodeSlots;
-}
 
-namespace coll {
+class NodeSlots;
 
 using Tag = std::uint64_t;
 

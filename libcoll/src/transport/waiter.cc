@@ -198,8 +198,7 @@ void Waiter::wait_until_ready(WaitCondition& condition) {
       missing_before = missing;
       deadline.reset();
     }
-    // Threads of one process (the in-process transport) usually outnumber the cores too.
-    if (oversubscribed_ || transport_.wakes_on_delivery()) sched_yield();
+    if (oversubscribed_) sched_yield();
     if (idle % kPollsPerClockRead != 0) continue;
     transport_.check_interrupt();
     if (!deadline) {
