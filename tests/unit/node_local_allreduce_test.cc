@@ -103,6 +103,14 @@ Outcome run_on_threads(const char* algorithm, const std::vector<int>& node_of_ra
 
 constexpr std::size_t kCount = (1u << 20) + 7;  // several pieces per block, uneven blocks
 
+// The same on one node, with `variable` (read when the world is created) set to 0.
+Outcome run_on_one_node_without(const char* variable, const char* algorithm) {
+  ::setenv(variable, "0", 1);
+  const Outcome outcome = run_on_threads(algorithm, {0, 0, 0}, kCount);
+  ::unsetenv(variable);
+  return outcome;
+}
+
 TEST(PeerReadAllreduce, OnOneNodeNoMessageCarriesData) {
   const Outcome outcome = run_on_threads("peer_read", {0, 0, 0}, kCount);
   EXPECT_EQ(outcome.wrong, 0u);
@@ -116,9 +124,7 @@ TEST(PeerReadAllreduce, AcrossNodesRunsRing) {
 }
 
 TEST(PeerReadAllreduce, WithoutPeerMemoryRunsRing) {
-  ::setenv("COLL_PEER_MEMORY", "0", 1);  // read when the world is created
-  const Outcome outcome = run_on_threads("peer_read", {0, 0, 0}, kCount);
-  ::unsetenv("COLL_PEER_MEMORY");
+  const Outcome outcome = run_on_one_node_without("COLL_PEER_MEMORY", "peer_read");
   EXPECT_EQ(outcome.wrong, 0u);
   EXPECT_GT(outcome.largest_message, 1024u);
 }
@@ -136,9 +142,7 @@ TEST(ShmAllreduce, AcrossNodesRunsDirect) {
 }
 
 TEST(ShmAllreduce, WithoutSlotsRunsDirect) {
-  ::setenv("COLL_NODE_SLOTS", "0", 1);  // read when the world is created
-  const Outcome outcome = run_on_threads("shm", {0, 0, 0}, kCount);
-  ::unsetenv("COLL_NODE_SLOTS");
+  const Outcome outcome = run_on_one_node_without("COLL_NODE_SLOTS", "shm");
   EXPECT_EQ(outcome.wrong, 0u);
   EXPECT_GT(outcome.largest_message, 1024u);
 }
