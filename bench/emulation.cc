@@ -38,6 +38,13 @@ constexpr double kMaxWakeShare = 0.15;
 // load 20 on 2 cores waited ~5 ms per ring step (docs/emulation.md).
 constexpr double kTurnPerRunnableS = 0.5e-3;
 
+// Each step of an all-reduce ends when its receiver wakes and gets a core: the measured wake-up
+// delay, or, with more runnable threads than cores, a share of every other one's turn.
+double wake_delay_s(int ranks, const MachineLimits& machine) {
+  const double per_core = (ranks + machine.others_load) / machine.cores;
+  return std::max(machine.wake_s, kTurnPerRunnableS * std::max(0.0, per_core - 1));
+}
+
 std::string number(double value) {
   char text[32];
   std::snprintf(text, sizeof text, "%.6g", value);
@@ -303,18 +310,24 @@ std::string emulation_warning(const TableCell& cell, double gradient_bytes, doub
            percent(load) + " of the " + number(cores) +
            " cores they get on this machine at K=" + number(time_scale) + " (raise --time-scale)";
   }
-  // Each step of an all-reduce ends when its receiver wakes and gets a core: the measured wake-up
-  // delay, or, with more runnable threads than cores, a share of every other one's turn. A
-  // ring's 2 (n-1) steps per bucket (its pipelined segments overlap their waits).
-  const double per_core = (ranks + machine.others_load) / machine.cores;
-  const double wake_s = std::max(machine.wake_s, kTurnPerRunnableS * std::max(0.0, per_core - 1));
-  const double steps = double(cell.buckets) * 2 * (ranks - 1);
+  const double wake_s = wake_delay_s(ranks, machine);
+  const double steps_per_bucket = 2.0 * (ranks - 1);  // a ring's (its segments overlap waits)
+  const double steps = double(cell.buckets) * steps_per_bucket;
   if (steps * wake_s > kMaxWakeShare * emulated_comm_s) {
     return "latency-bound: ~" + number(std::round(steps)) + " steps in sequence, each waiting ~" +
            ms(wake_s * 1e3) + " ms for its rank to wake (" + std::to_string(ranks) +
            " ranks, load " + number(machine.others_load) + " on " + std::to_string(machine.cores) +
            " cores), against " + ms(emulated_comm_s * 1e3) +
            " ms of emulated communication (raise --time-scale)";
+  }
+  // What backward leaves exposed is at least the last bucket's all-reduce, so each of its steps'
+  // wake-ups lands in the exposed time: it resolves only exposed times well above them.
+  const double emulated_exposed_s = time_scale * cell.exposed_ms * 1e-3;
+  if (steps_per_bucket * wake_s > kMaxWakeShare * emulated_exposed_s) {
+    return "exposed time below resolution: the all-reduce left after backward takes ~" +
+           number(steps_per_bucket) + " steps, each waiting ~" + ms(wake_s * 1e3) +
+           " ms for its rank to wake, against " + ms(emulated_exposed_s * 1e3) +
+           " ms of emulated exposed communication (raise --time-scale)";
   }
   return "";
 }

@@ -1,0 +1,65 @@
+// Where --emulate warns that a cell cannot be emulated faithfully on this machine: the wake-ups
+// of a rank's steps, which K does not scale, against the emulated communication and against the
+// emulated exposed time (what backward leaves exposed is at least the last bucket's all-reduce).
+#include <gtest/gtest.h>
+
+#include "emulation.hpp"
+
+namespace {
+
+using collbench::emulation_warning;
+using collbench::MachineLimits;
+using collbench::TableCell;
+
+// ResNet-50's 1x2 cells as the cost model prices them for p40-ib56.
+TableCell resnet50_1x2(std::size_t buckets, double comm_ms, double exposed_ms) {
+  TableCell cell;
+  cell.model = "resnet50";
+  cell.nodes = 1;
+  cell.ranks_per_node = 2;
+  cell.buckets = buckets;
+  cell.comm_ms = comm_ms;
+  cell.exposed_ms = exposed_ms;
+  return cell;
+}
+
+// The project's 2-core VM, whose threads wake 0.11 ms late from a short sleep when quiet.
+MachineLimits two_cores(double others_load) {
+  MachineLimits machine;
+  machine.cores = 2;
+  machine.others_load = others_load;
+  machine.wake_s = 0.11e-3;
+  return machine;
+}
+
+constexpr double kResnet50Bytes = 4.0 * 25.6e6;
+
+std::string warning_for(const TableCell& cell, double time_scale, double others_load = 0) {
+  double load = 0;
+  return emulation_warning(cell, kResnet50Bytes, time_scale, two_cores(others_load), load);
+}
+
+TEST(EmulationWarning, ExposedTimeWellAboveTheWakeUpsIsFaithful) {
+  // cntk: nothing overlapped, 11.6 ms exposed; horovod: 3.6 ms in 3 buckets.
+  EXPECT_EQ(warning_for(resnet50_1x2(161, 11.6, 11.6), 50), "");
+  EXPECT_EQ(warning_for(resnet50_1x2(3, 10.1, 3.58), 50), "");
+}
+
+TEST(EmulationWarning, ExposedTimeNearTheWakeUpsIsBelowResolution) {
+  // best: 0.01 ms exposed, 0.5 ms at K = 50, against two steps' wake-ups of 0.11 ms.
+  const std::string warning = warning_for(resnet50_1x2(2, 10.8, 0.01), 50);
+  EXPECT_EQ(warning.rfind("exposed time below resolution: ", 0), 0u) << warning;
+  EXPECT_NE(warning.find("~2 steps, each waiting ~0.11 ms"), std::string::npos) << warning;
+  EXPECT_NE(warning.find("(raise --time-scale)"), std::string::npos) << warning;
+  // K = 200: 2 ms of emulated exposed time, the wake-ups 11 % of it.
+  EXPECT_EQ(warning_for(resnet50_1x2(2, 10.8, 0.01), 200), "");
+}
+
+TEST(EmulationWarning, ManyStepsWarnLatencyBoundFirst) {
+  // caffe-mpi: 321 per-blob all-reduces, 2 steps each waiting 0.21 ms (2.85 runnable threads
+  // on 2 cores), against 14.6 ms x K = 50.
+  const std::string warning = warning_for(resnet50_1x2(321, 14.6, 0.03), 50, 0.85);
+  EXPECT_EQ(warning.rfind("latency-bound: ~642 steps in sequence", 0), 0u) << warning;
+}
+
+}  // namespace
