@@ -287,6 +287,21 @@ TEST(CostModel, HierarchicalFormulaRunsItsLevelsAlgorithms) {
   }
 }
 
+TEST(CostModel, TheLeadersGatherAndScatterPassItsOnePortOneFlowAtATime) {
+  // One node of 4 on a staged path (4 flows x 4e-11 > 1e-10: the ring's steps are staged),
+  // so the leader's two extra phases cost one alpha and 3/4 M at one flow's beta each.
+  CostParams staged = flat(2e-6, 1e-10, 0);
+  staged.staging_beta_s_per_byte = 4e-11;
+  const Shape node = Shape::uniform(1, 4);
+  const double m = double(kLarge);
+  const auto ring = predict("ring", staged, node, kLarge);
+  const auto leader = predict("hierarchical_leader", staged, node, kLarge);
+  ASSERT_TRUE(ring && leader);
+  EXPECT_DOUBLE_EQ(ring->bandwidth_s, 2 * 3.0 / 4 * m * 16e-11);
+  EXPECT_NEAR(leader->latency_s - ring->latency_s, 2 * 2e-6, 1e-15);
+  EXPECT_NEAR(leader->bandwidth_s - ring->bandwidth_s, 2 * 3.0 / 4 * m * 1e-10, 1e-12);
+}
+
 TEST(CostModel, BusFactorsComeFromTheRegistryWithTheTuning) {
   const BusFactor standard = bus_factor("ring", 8, Tuning{});
   EXPECT_DOUBLE_EQ(standard.factor, 2.0 * 7 / 8);

@@ -216,8 +216,9 @@ void hierarchical_leader_allreduce(const CollectiveContext& context, const Allre
 //    another); its bandwidth at M, since the G concurrent rails of M/G share each node's NIC;
 //    its reduction at M/G_min (a rank of the smallest node reduces that much).
 //  - hierarchical_leader: the ring reduce-scatter and all-gather plus the leader's gather and
-//    scatter, 4(G-1)*alpha_intra + 4(G-1)/G*M*beta_intra (the leader's G-1 messages pay alpha
-//    each and pass its one port), then the COLL_HIER_INTER formula at M among the N leaders.
+//    scatter, 2*alpha_intra + 2(G-1)/G*M*beta_intra more (the leader's G-1 messages leave at
+//    once and pass its one port in turn: one flow's beta, where the ring's G concurrent flows
+//    share a staged node's path), then the COLL_HIER_INTER formula at M among the N leaders.
 // With both levels rings: T = 2(G-1)*(alpha_intra + M/G*beta_intra) + 2(N-1)*c*alpha_inter
 //   + 2(N-1)*M/N*beta_inter + (G-1)/G*M*gamma + (N-1)/N*M/G_min*gamma.
 std::optional<model::Prediction> level_cost(const std::string& name,
@@ -237,15 +238,15 @@ void add_terms(model::Prediction& out, const model::Prediction& part) {
   out.reduction_s += part.reduction_s;
 }
 
-// The intra-node part of both variants: `ring_phases` phases of G-1 steps of M/G (2: the ring's
-// reduce-scatter and all-gather; 4: with the leader's gather and scatter). Another intra
-// algorithm's all-reduce replaces the first half (the reduce-scatter, and the gather it makes
-// unnecessary).
+// The intra-node ring part of both variants: its reduce-scatter and all-gather, G-1 steps of
+// M/G each, with every rank of the node sending at once (so a staged node's shared path limits
+// them: intra_beta over G flows). Another intra algorithm's all-reduce replaces the
+// reduce-scatter.
 std::optional<model::Prediction> intra_cost(const model::CostParams& params, int g, double m,
-                                            const Tuning& tuning, int ring_phases) {
+                                            const Tuning& tuning) {
   model::Prediction out;
   if (g < 2) return out;
-  int phases = ring_phases;
+  int phases = 2;
   if (tuning.hier_intra == "ring") {
     out.reduction_s = (g - 1.0) / g * m * params.gamma_s_per_byte;
   } else {
@@ -253,7 +254,7 @@ std::optional<model::Prediction> intra_cost(const model::CostParams& params, int
         level_cost(tuning.hier_intra, params, model::Shape::uniform(1, g), m, tuning);
     if (!all_reduce) return std::nullopt;
     add_terms(out, *all_reduce);
-    phases = ring_phases / 2;
+    phases = 1;
   }
   out.latency_s += phases * (g - 1.0) * params.intra.alpha_s;
   out.bandwidth_s += phases * (g - 1.0) / g * m * model::intra_beta(params, g);
@@ -264,7 +265,7 @@ std::optional<model::Prediction> hierarchical_cost(const model::CostParams& para
                                                    const model::Shape& shape, double m,
                                                    const Tuning& tuning) {
   const int g = shape.max_local(), g_min = shape.min_local(), n = shape.nodes;
-  auto out = intra_cost(params, g, m, tuning, 2);
+  auto out = intra_cost(params, g, m, tuning);
   if (!out) return std::nullopt;
   out->algorithm = "hierarchical";
   const model::Shape rails = model::Shape::uniform(n, 1);
@@ -286,9 +287,15 @@ std::optional<model::Prediction> hierarchical_leader_cost(const model::CostParam
                                                           const model::Shape& shape, double m,
                                                           const Tuning& tuning) {
   const int g = shape.max_local(), n = shape.nodes;
-  auto out = intra_cost(params, g, m, tuning, 4);
+  auto out = intra_cost(params, g, m, tuning);
   if (!out) return std::nullopt;
   out->algorithm = "hierarchical_leader";
+  // The leader's gather (after a ring reduce-scatter) and scatter: G-1 messages of M/G each
+  // way, sent at once (one alpha, as a ring step's concurrent messages), which pass the
+  // leader's one port in turn, one flow at a time on a staged path.
+  const int leader_phases = g < 2 ? 0 : tuning.hier_intra == "ring" ? 2 : 1;
+  out->latency_s += leader_phases * params.intra.alpha_s;
+  out->bandwidth_s += leader_phases * (g - 1.0) / g * m * model::intra_beta(params, 1);
   const auto leaders =
       level_cost(tuning.hier_inter, params, model::Shape::uniform(n, 1), m, tuning);
   if (!leaders) return std::nullopt;
