@@ -134,6 +134,19 @@ TEST(CostModel, PeerReadPaysASystemCallPerRead) {
   EXPECT_EQ(choose(params, pair, kLarge, candidates), "peer_read");
 }
 
+TEST(CostModel, PeerReadsShareAStagedNodesPathAsTheRingsStepsDo) {
+  // 4 ranks read at once: on a node staged at 4e-11 s/B per flow, 16e-11 per byte each, the
+  // ring's price; the ring's fewer message rounds then win at any size.
+  CostParams staged = flat(2e-6, 1e-10, 0);
+  staged.staging_beta_s_per_byte = 4e-11;
+  const Shape node = Shape::uniform(1, 4);
+  const double m = double(kLarge);
+  const auto peer_read = predict("peer_read", staged, node, kLarge);
+  ASSERT_TRUE(peer_read);
+  EXPECT_DOUBLE_EQ(peer_read->bandwidth_s, 2 * 3.0 / 4 * m * 16e-11);
+  EXPECT_EQ(choose(staged, node, kLarge, {"ring", "peer_read"}), "ring");
+}
+
 TEST(CostModel, ShmPaysAHandOffPerSlotRoundAndIsDirectWithoutSlots) {
   CostParams params = flat(1e-6, 1e-10, 1e-10);
   const Shape pair = Shape::uniform(1, 2);

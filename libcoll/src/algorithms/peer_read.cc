@@ -10,9 +10,10 @@
 // refuses cross-memory attach, COLL_PEER_MEMORY=0), every rank of the group runs ring instead.
 //
 // Cost: 3 rounds of p-1 messages, then each rank reads (p-1)/p*M from peers for its block and
-// (p-1)/p*M of results, at the intra-node beta. The block's reduction reads one operand from
-// cache (each peer piece is read into a cache-sized buffer just before it is added), so it moves
-// 2/3 of the memory traffic gamma was measured with (c = a + b, all in memory).
+// (p-1)/p*M of results, at the intra-node beta (of p concurrent flows, where a node stages).
+// The block's reduction reads one operand from cache (each peer piece is read into a cache-sized
+// buffer just before it is added), so it moves 2/3 of the memory traffic gamma was measured with
+// (c = a + b, all in memory).
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -188,7 +189,8 @@ std::optional<model::Prediction> peer_read_cost(const model::CostParams& params,
   const double pieces = std::max(1.0, std::ceil(m / p / static_cast<double>(kPieceBytes)));
   const double reads = (p - 1) * (pieces + 1);
   out.latency_s = 3.0 * (p - 1) * params.intra.alpha_s + reads * params.peer_read_call_s;
-  out.bandwidth_s = 2.0 * peers_share * params.intra.beta_s_per_byte;
+  // Every rank reads at once: on a node whose transfers pass a shared host staging path, p flows.
+  out.bandwidth_s = 2.0 * peers_share * model::intra_beta(params, p);
   out.reduction_s = 2.0 / 3.0 * peers_share * params.gamma_s_per_byte;
   out.detail = model::detail_text("3 rounds of %d messages; %d reads of 2(p-1)/p*M from peers",
                                   p - 1, static_cast<int>(reads));
