@@ -51,6 +51,22 @@ bool piecewise_linear(const std::string& algorithm, const IterationSetup& setup)
          (tuning.hier_intra != "tree" && tuning.hier_inter != "tree");
 }
 
+// The setups whose prices' minimum is the algorithm's price: for a hierarchical algorithm whose
+// inter-node level is auto, one per candidate level (auto runs the composition priced fastest,
+// and each composition alone is piecewise linear, where their minimum is not convex).
+std::vector<IterationSetup> priced_setups(const std::string& algorithm,
+                                          const IterationSetup& setup) {
+  if (!algorithm.starts_with("hierarchical") || tuning_of(setup).hier_inter != "auto") {
+    return {setup};
+  }
+  std::vector<IterationSetup> setups;
+  for (const std::string_view inter : coll::kHierInterCandidates) {
+    setups.push_back(setup);
+    setups.back().inter = inter;
+  }
+  return setups;
+}
+
 // The all-reduce time of every size in `sizes` (sorted, distinct) for one algorithm. The
 // formulas of ring, halving_doubling, ps and the hierarchical ones are sums and maxima of affine
 // functions of the size (each step's slower link class), so convex and piecewise linear with
@@ -115,11 +131,13 @@ class PriceTable {
                                                : std::vector<std::string>{setup.algorithm};
     best_.assign(sizes_.size(), {std::numeric_limits<double>::infinity(), ""});
     for (const auto& name : names) {
-      const auto prices =
-          price_sizes(sizes_, piecewise_linear(name, setup),
-                      [&](std::size_t bytes) { return predicted(name, setup, bytes); });
-      for (std::size_t i = 0; i < sizes_.size(); ++i) {
-        if (prices[i] < best_[i].first) best_[i] = {prices[i], name};
+      for (const IterationSetup& priced : priced_setups(name, setup)) {
+        const auto prices =
+            price_sizes(sizes_, piecewise_linear(name, priced),
+                        [&](std::size_t bytes) { return predicted(name, priced, bytes); });
+        for (std::size_t i = 0; i < sizes_.size(); ++i) {
+          if (prices[i] < best_[i].first) best_[i] = {prices[i], name};
+        }
       }
     }
   }

@@ -397,9 +397,14 @@ void Comm::Impl::run_allreduce(const AllreduceArgs& args, std::string_view algor
                  " with " + std::string(info->name) +
                  (algorithm.empty() && config.algorithm == "auto" ? " (auto)" : ""));
   }
+  const model::CostParams* params = info->asks_cost_model ? &cost_model().params() : nullptr;
   run_collective(
       CallDescriptor::make(0, args, info->name, tag), info->carries_call_check,
-      [&](const CollectiveContext& collective) { info->run(collective, args); },
+      [&](const CollectiveContext& collective) {
+        CollectiveContext with_model = collective;
+        with_model.params = params;
+        info->run(with_model, args);
+      },
       info->compares_calls);
 }
 

@@ -77,6 +77,9 @@ std::vector<Case> cases() {
     // Other level algorithms, and segments small enough to pipeline the small counts.
     all.push_back({std::string(algorithm) + "_ps_levels", "COLL_HIER_INTRA=ps COLL_HIER_INTER=ps",
                    "--node-sizes 3,2", 5, algorithm, false});
+    // The default inter level is auto (the cost model's composition); ring pinned as well.
+    all.push_back({std::string(algorithm) + "_ring_inter", "COLL_HIER_INTER=ring", "--nodes 3", 3,
+                   algorithm, false});
     all.push_back({std::string(algorithm) + "_small_segments",
                    "COLL_SEGMENT_BYTES=64 COLL_WINDOW=1", "--node-sizes 2,3", 5, algorithm, false});
     if (coll::find_algorithm("tree") != nullptr) {

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "algorithms/registry.hpp"
 #include "coll/error.hpp"
@@ -267,10 +268,11 @@ TEST(CostModel, HierarchicalFormulaRunsItsLevelsAlgorithms) {
   params.inter = {8e-6, 1e-9};
   const Shape shape = Shape::uniform(4, 4), rails = Shape::uniform(4, 1);
   const double m = double(kLarge);
-  Tuning tree_across;
+  Tuning ring_across, tree_across;
+  ring_across.hier_inter = "ring";
   tree_across.hier_inter = "tree";
   for (const char* name : {"hierarchical", "hierarchical_leader"}) {
-    const auto ring_levels = predict(name, params, shape, kLarge);
+    const auto ring_levels = predict(name, params, shape, kLarge, ring_across);
     const auto tree_inter = predict(name, params, shape, kLarge, tree_across);
     ASSERT_TRUE(ring_levels && tree_inter) << name;
     // Only the inter-node level changed: the difference is tree's bandwidth minus ring's at M.
@@ -313,6 +315,34 @@ TEST(CostModel, TheLeadersGatherAndScatterPassItsOnePortOneFlowAtATime) {
   EXPECT_DOUBLE_EQ(ring->bandwidth_s, 2 * 3.0 / 4 * m * 16e-11);
   EXPECT_NEAR(leader->latency_s - ring->latency_s, 2 * 2e-6, 1e-15);
   EXPECT_NEAR(leader->bandwidth_s - ring->bandwidth_s, 2 * 3.0 / 4 * m * 1e-10, 1e-12);
+}
+
+TEST(CostModel, AutoInterLevelIsTheCompositionPricedFastest) {
+  CostParams params = flat(2e-6, 1e-10, 1e-11);
+  params.inter = {8e-6, 1e-9};
+  Tuning ring_across, halving_across;
+  ring_across.hier_inter = "ring";
+  halving_across.hier_inter = "halving_doubling";
+  std::map<std::string, int> chosen;
+  for (const Shape& shape : {Shape::uniform(4, 4), Shape::uniform(3, 2)}) {
+    for (const char* name : {"hierarchical", "hierarchical_leader"}) {
+      for (const std::size_t bytes : {std::size_t{8} << 10, kLarge}) {
+        const auto automatic = predict(name, params, shape, bytes, Tuning{});
+        const auto ring = predict(name, params, shape, bytes, ring_across);
+        const auto halving = predict(name, params, shape, bytes, halving_across);
+        ASSERT_TRUE(automatic && ring && halving) << name;
+        const bool ring_wins = ring->total_s() < halving->total_s();
+        EXPECT_DOUBLE_EQ(automatic->total_s(), std::min(ring->total_s(), halving->total_s()))
+            << name << " " << bytes;
+        EXPECT_EQ(automatic->detail, (ring_wins ? ring : halving)->detail);
+        ++chosen[ring_wins ? "ring" : "halving_doubling"];
+      }
+    }
+  }
+  // Fewer steps across nodes for small vectors; 3 nodes make halving-doubling's extra steps
+  // dearer than the ring for large ones.
+  EXPECT_GT(chosen["halving_doubling"], 0);
+  EXPECT_GT(chosen["ring"], 0);
 }
 
 TEST(CostModel, BusFactorsComeFromTheRegistryWithTheTuning) {

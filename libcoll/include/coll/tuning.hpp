@@ -2,10 +2,16 @@
 // them too, so tools that predict (collbench --explain, --model-only) see the same values.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <string>
+#include <string_view>
 
 namespace coll {
+
+// What COLL_HIER_INTER=auto chooses among: the inter-node algorithm whose composition (the whole
+// hierarchical all-reduce with it) the cost model prices fastest for the call.
+inline constexpr std::array<std::string_view, 2> kHierInterCandidates{"ring", "halving_doubling"};
 
 struct Tuning {
   std::size_t segment_bytes = 256 << 10;  // COLL_SEGMENT_BYTES: pipelining unit
@@ -13,7 +19,9 @@ struct Tuning {
   int ps_servers = 0;               // COLL_PS_SERVERS: parameter-server shards (0: every rank)
   bool ps_dedicated = false;        // COLL_PS_DEDICATED: servers are the last ranks, not spread
   std::string hier_intra = "ring";  // COLL_HIER_INTRA: hierarchical's intra-node algorithm
-  std::string hier_inter = "ring";  // COLL_HIER_INTER: hierarchical's inter-node all-reduce
+  // COLL_HIER_INTER: hierarchical's inter-node all-reduce; "auto": per call, the one of
+  // kHierInterCandidates the cost model prices fastest.
+  std::string hier_inter = "auto";
   // COLL_CHECK_ARGS: ranks compare their calls before each collective, a round of messages the
   // cost model adds to algorithms that do not carry the check in their own first message.
   bool check_arguments = true;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "coll/buffer_pool.hpp"
+#include "coll/model/link_params.hpp"
 #include "coll/tuning.hpp"
 #include "coll/types.hpp"
 #include "core/memory_type.hpp"
@@ -123,11 +124,15 @@ struct CollectiveContext {
   // Set only for an algorithm that carries the argument check, when the check is on; what the
   // algorithm leaves unsent or unreceived of it the communicator completes after it returns.
   CallCheck* call_check = nullptr;
+  // The communicator's cost-model parameters, for an algorithm that lets the model choose a
+  // level's algorithm (COLL_HIER_INTER=auto); the same on every rank. Null: none (ring).
+  const model::CostParams* params = nullptr;
 
   // The same collective over a sub-group, in its own tag stage (how algorithms compose); the
   // argument check stays with the whole collective.
   CollectiveContext on(const Group& sub_group, unsigned stage) const {
-    return {transport, pool, sub_group, node_of_rank, tags.with_stage(stage), tuning};
+    return {transport, pool,    sub_group, node_of_rank, tags.with_stage(stage),
+            tuning,    nullptr, params};
   }
 };
 

@@ -5,11 +5,12 @@
 // all-gather. "hierarchical_leader": intra-node reduce to local rank 0, all-reduce among those
 // leaders, intra-node broadcast.
 //
-// Each level runs a named algorithm: COLL_HIER_INTER (default ring) runs every inter-node
-// all-reduce through the registry. COLL_HIER_INTRA=ring (the default) uses the ring's own
-// reduce-scatter and all-gather phases; any other algorithm does the intra-node reduction as
-// its full all-reduce over the node (every local rank then holds the node's sum), and the
-// distribution back stays the ring all-gather.
+// Each level runs a named algorithm: COLL_HIER_INTER runs every inter-node all-reduce through
+// the registry; its default, auto, lets the cost model choose per call: the one of ring and
+// halving_doubling whose composition it prices fastest. COLL_HIER_INTRA=ring (the default) uses the
+// ring's own reduce-scatter and all-gather phases; any other algorithm does the intra-node
+// reduction as its full all-reduce over the node (every local rank then holds the node's sum), and
+// the distribution back stays the ring all-gather.
 //
 // Uneven nodes: the buffer is cut into S shards, S = the largest number of ranks on a node.
 // A node with L ranks groups the shards into L contiguous runs of about S/L shards, one run
@@ -21,6 +22,7 @@
 // the finished value, before it is distributed.
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -90,11 +92,63 @@ const AlgorithmInfo& level_algorithm(const std::string& name, const char* settin
   return *info;
 }
 
-// Both levels' algorithms, checked on every call (even count 0) so a bad setting fails at once.
-const AlgorithmInfo& inter_algorithm(const CollectiveContext& context) {
-  if (!intra_is_ring(context)) level_algorithm(context.tuning.hier_intra, "COLL_HIER_INTRA");
-  return level_algorithm(context.tuning.hier_inter, "COLL_HIER_INTER");
+using LevelledCost = std::optional<model::Prediction> (*)(const model::CostParams&,
+                                                          const model::Shape&, double,
+                                                          const Tuning&);
+
+// COLL_HIER_INTER=auto: the candidate whose composition `cost` (either variant's formula) prices
+// fastest for `bytes` on `shape`. A function of the parameters, the node map and the size, so
+// every rank of the call chooses alike.
+std::string cheapest_inter(LevelledCost cost, const model::CostParams& params,
+                           const model::Shape& shape, double bytes, const Tuning& tuning) {
+  std::string cheapest(kHierInterCandidates[0]);
+  double cheapest_s = std::numeric_limits<double>::infinity();
+  Tuning fixed = tuning;
+  for (const std::string_view name : kHierInterCandidates) {
+    fixed.hier_inter = name;
+    const auto predicted = cost(params, shape, bytes, fixed);
+    if (predicted && predicted->total_s() < cheapest_s) {
+      cheapest = name;
+      cheapest_s = predicted->total_s();
+    }
+  }
+  return cheapest;
 }
+
+// Both levels' settings, checked on every call (even count 0) so a bad one fails at once.
+void check_levels(const CollectiveContext& context) {
+  if (!intra_is_ring(context)) level_algorithm(context.tuning.hier_intra, "COLL_HIER_INTRA");
+  if (context.tuning.hier_inter != "auto") {
+    level_algorithm(context.tuning.hier_inter, "COLL_HIER_INTER");
+  }
+}
+
+// What this call runs across nodes: COLL_HIER_INTER, or under auto the model's choice for the
+// call's size on the group's node map (ring without the communicator's parameters).
+const AlgorithmInfo& inter_algorithm(const CollectiveContext& context, LevelledCost cost,
+                                     std::size_t bytes) {
+  std::string name = context.tuning.hier_inter;
+  if (name == "auto") {
+    name = "ring";
+    if (context.params != nullptr) {
+      std::vector<int> node_of_member;
+      for (int index = 0; index < context.group.size(); ++index) {
+        node_of_member.push_back(
+            context.node_of_rank[static_cast<std::size_t>(context.group.global(index))]);
+      }
+      name = cheapest_inter(cost, *context.params, model::Shape::from_node_of_rank(node_of_member),
+                            double(bytes), context.tuning);
+    }
+  }
+  return level_algorithm(name, "COLL_HIER_INTER");
+}
+
+std::optional<model::Prediction> hierarchical_cost(const model::CostParams& params,
+                                                   const model::Shape& shape, double m,
+                                                   const Tuning& tuning);
+std::optional<model::Prediction> hierarchical_leader_cost(const model::CostParams& params,
+                                                          const model::Shape& shape, double m,
+                                                          const Tuning& tuning);
 
 // Reduces every node member's input into `recv`: with the ring, only block
 // ring_block_of(me) ends complete; with another algorithm, all of it does.
@@ -110,8 +164,9 @@ void reduce_within_node(const CollectiveContext& context, const Group& node,
 
 void hierarchical_allreduce(const CollectiveContext& context, const AllreduceArgs& args) {
   const std::size_t elem = dtype_size(args.type);
-  const AlgorithmInfo& inter = inter_algorithm(context);
+  check_levels(context);
   if (trivial_allreduce(context, args)) return;
+  const AlgorithmInfo& inter = inter_algorithm(context, hierarchical_cost, args.count * elem);
   const NodeLayout layout = node_layout(context);
   std::size_t shard_count = 0;
   for (const auto& members : layout.nodes) shard_count = std::max(shard_count, members.size());
@@ -153,8 +208,10 @@ void hierarchical_allreduce(const CollectiveContext& context, const AllreduceArg
 
 void hierarchical_leader_allreduce(const CollectiveContext& context, const AllreduceArgs& args) {
   const std::size_t elem = dtype_size(args.type);
-  const AlgorithmInfo& inter = inter_algorithm(context);
+  check_levels(context);
   if (trivial_allreduce(context, args)) return;
+  const AlgorithmInfo& inter =
+      inter_algorithm(context, hierarchical_leader_cost, args.count * elem);
   const NodeLayout layout = node_layout(context);
   AllreduceArgs sum = args;
   if (sum.op == ReduceOp::Avg) sum.op = ReduceOp::Sum;
@@ -261,9 +318,21 @@ std::optional<model::Prediction> intra_cost(const model::CostParams& params, int
   return out;
 }
 
+// Under COLL_HIER_INTER=auto, the composition the run chooses (cheapest_inter).
+std::optional<model::Prediction> chosen_composition(LevelledCost cost,
+                                                    const model::CostParams& params,
+                                                    const model::Shape& shape, double m,
+                                                    const Tuning& tuning) {
+  Tuning fixed = tuning;
+  fixed.hier_inter = cheapest_inter(cost, params, shape, m, tuning);
+  return cost(params, shape, m, fixed);
+}
+
 std::optional<model::Prediction> hierarchical_cost(const model::CostParams& params,
                                                    const model::Shape& shape, double m,
                                                    const Tuning& tuning) {
+  if (tuning.hier_inter == "auto")
+    return chosen_composition(hierarchical_cost, params, shape, m, tuning);
   const int g = shape.max_local(), g_min = shape.min_local(), n = shape.nodes;
   auto out = intra_cost(params, g, m, tuning);
   if (!out) return std::nullopt;
@@ -286,6 +355,8 @@ std::optional<model::Prediction> hierarchical_cost(const model::CostParams& para
 std::optional<model::Prediction> hierarchical_leader_cost(const model::CostParams& params,
                                                           const model::Shape& shape, double m,
                                                           const Tuning& tuning) {
+  if (tuning.hier_inter == "auto")
+    return chosen_composition(hierarchical_leader_cost, params, shape, m, tuning);
   const int g = shape.max_local(), n = shape.nodes;
   auto out = intra_cost(params, g, m, tuning);
   if (!out) return std::nullopt;
@@ -311,14 +382,16 @@ const AlgorithmRegistration kHierarchical(
      .summary = "intra-node reduce-scatter, per-shard inter-node all-reduce on every local rank "
                 "(rails), intra-node all-gather (COLL_HIER_INTRA, COLL_HIER_INTER)",
      .order = 40,
-     .cost = hierarchical_cost});
+     .cost = hierarchical_cost,
+     .asks_cost_model = true});
 const AlgorithmRegistration kHierarchicalLeader(
     {.name = "hierarchical_leader",
      .run = hierarchical_leader_allreduce,
      .summary = "intra-node reduce, all-reduce among node leaders, intra-node broadcast "
                 "(COLL_HIER_INTRA, COLL_HIER_INTER)",
      .order = 41,
-     .cost = hierarchical_leader_cost});
+     .cost = hierarchical_leader_cost,
+     .asks_cost_model = true});
 
 }  // namespace
 }  // namespace coll

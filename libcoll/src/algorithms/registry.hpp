@@ -51,6 +51,9 @@ struct AlgorithmInfo {
   // Whether, carrying it, it hands every rank's call descriptor to every other itself
   // (CallCheck::compare) without a message: the check then receives only a message that comes.
   bool compares_calls = false;
+  // Whether its run asks the cost model to choose a level's algorithm per size (hierarchical's
+  // COLL_HIER_INTER=auto): the communicator then passes its parameters (CollectiveContext).
+  bool asks_cost_model = false;
 };
 
 // The cost of an algorithm that runs `fallback` where it cannot run itself (`why`: "across
