@@ -135,11 +135,18 @@ TEST(CostModel, PeerReadPaysASystemCallPerRead) {
   EXPECT_EQ(choose(params, pair, kLarge, candidates), "peer_read");
 }
 
-TEST(CostModel, PeerReadsShareAStagedNodesPathAsTheRingsStepsDo) {
-  // 4 ranks read at once: on a node staged at 4e-11 s/B per flow, 16e-11 per byte each, the
-  // ring's price; the ring's fewer message rounds then win at any size.
+// One node of 4 ranks whose transfers pass a host staging path of 4e-11 s/B per flow: 4 flows at
+// once move at 16e-11 s/B each, above the link's 1e-10.
+CostParams staged_node_params() {
   CostParams staged = flat(2e-6, 1e-10, 0);
   staged.staging_beta_s_per_byte = 4e-11;
+  return staged;
+}
+
+TEST(CostModel, PeerReadsShareAStagedNodesPathAsTheRingsStepsDo) {
+  // 4 ranks read at once, at the ring's price per byte; the ring's fewer message rounds then
+  // win at any size.
+  const CostParams staged = staged_node_params();
   const Shape node = Shape::uniform(1, 4);
   const double m = double(kLarge);
   const auto peer_read = predict("peer_read", staged, node, kLarge);
@@ -303,14 +310,13 @@ TEST(CostModel, HierarchicalFormulaRunsItsLevelsAlgorithms) {
 }
 
 TEST(CostModel, TheLeadersGatherAndScatterPassItsOnePortOneFlowAtATime) {
-  // One node of 4 on a staged path (4 flows x 4e-11 > 1e-10: the ring's steps are staged),
-  // so the leader's two extra phases cost one alpha and 3/4 M at one flow's beta each.
-  CostParams staged = flat(2e-6, 1e-10, 0);
-  staged.staging_beta_s_per_byte = 4e-11;
+  // The ring's steps are staged; the leader's two extra phases cost one alpha and 3/4 M at one
+  // flow's beta each.
+  const CostParams staged = staged_node_params();
   const Shape node = Shape::uniform(1, 4);
-  const double m = double(kLarge);
   const auto ring = predict("ring", staged, node, kLarge);
   const auto leader = predict("hierarchical_leader", staged, node, kLarge);
+  const double m = double(kLarge);
   ASSERT_TRUE(ring && leader);
   EXPECT_DOUBLE_EQ(ring->bandwidth_s, 2 * 3.0 / 4 * m * 16e-11);
   EXPECT_NEAR(leader->latency_s - ring->latency_s, 2 * 2e-6, 1e-15);
