@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <deque>
+#include <limits>
 #include <string>
 #include <unordered_set>
 
@@ -33,9 +34,12 @@ int node_count(const std::vector<int>& node_of_rank) {
   return *std::max_element(node_of_rank.begin(), node_of_rank.end()) + 1;
 }
 
+constexpr std::int64_t kNotReserved = std::numeric_limits<std::int64_t>::max();
+
 // A send held until its emulated link has carried it.
 struct HeldSend {
-  std::int64_t release_ns;
+  std::int64_t sent_ns;                    // when the caller sent it
+  std::int64_t release_ns = kNotReserved;  // once its path is reserved: when it has crossed
   int peer;
   Tag tag;
   const void* data;
@@ -72,7 +76,7 @@ class ShapedTransport final : public Transport {
 
   Request send(int peer, Tag tag, const void* data, std::size_t bytes) override {
     check_link(peer);
-    auto* held = new HeldSend{release_time(peer, bytes), peer, tag, data, bytes};
+    auto* held = new HeldSend{now_ns(), kNotReserved, peer, tag, data, bytes};
     held_.insert(held);
     waiting_.push_back(held);
     post_due();
@@ -110,11 +114,14 @@ class ShapedTransport final : public Transport {
   void check_link(int peer) override { inner_->check_link(peer); }
   bool wakes_on_delivery() const override { return inner_->wakes_on_delivery(); }
 
-  // Sleeps no later than the next held send's release, so that it leaves on time.
+  // Sleeps no later than the next held send's release or reservation, so that it leaves on time.
   void sleep_until_event(int abort_fd, int max_us) override {
     if (!waiting_.empty()) {
-      std::int64_t next = waiting_.front()->release_ns;
-      for (const HeldSend* send : waiting_) next = std::min(next, send->release_ns);
+      std::int64_t next = kNotReserved;
+      for (const HeldSend* send : waiting_) {
+        next =
+            std::min(next, send->release_ns == kNotReserved ? carried_until_ns_ : send->release_ns);
+      }
       const std::int64_t until_us = (next - now_ns() + 999) / 1000;
       if (until_us <= 0) return;
       max_us = static_cast<int>(std::min<std::int64_t>(max_us, until_us));
@@ -125,9 +132,13 @@ class ShapedTransport final : public Transport {
   const char* describe() const override { return description_.c_str(); }
 
  private:
-  // When a message of `bytes` to `peer`, sent now, has crossed its emulated path.
-  std::int64_t release_time(int peer, std::size_t bytes) {
-    const std::int64_t now = now_ns();
+  // A message's crossing of its emulated path, starting no earlier than `start`: when its
+  // bytes have passed (carried) and when it arrives, alpha later (release).
+  struct Crossing {
+    std::int64_t carried_ns, release_ns;
+  };
+  Crossing cross(int peer, std::size_t bytes, std::int64_t start) {
+    const std::int64_t now = start;
     const double k = shape_.time_scale;
     const int mine = node_of_rank_[static_cast<std::size_t>(rank_)];
     const int theirs = node_of_rank_[static_cast<std::size_t>(peer)];
@@ -141,12 +152,27 @@ class ShapedTransport final : public Transport {
         end = std::max(end, here.staging.reserve(
                                 now, scaled_ns(double(bytes) * shape_.staging_beta_s_per_byte, k)));
       }
-      return end + scaled_ns(shape_.intra.alpha_s, k);
+      return {end, end + scaled_ns(shape_.intra.alpha_s, k)};
     }
     const std::int64_t transfer = scaled_ns(double(bytes) * shape_.inter.beta_s_per_byte, k);
     end = std::max(here.nic_out.reserve(now, transfer),
                    buckets_.nodes[theirs].nic_in.reserve(now, transfer));
-    return end + scaled_ns(shape_.inter.alpha_s, k);
+    return {end, end + scaled_ns(shape_.inter.alpha_s, k)};
+  }
+
+  // This rank's sends take their paths in send order, each once the one before has been carried
+  // (its own port is busy until then), from that moment on the emulated clock: sends of other
+  // ranks reserved meanwhile interleave with this rank's, as flows share a real link, where
+  // reserving all of a burst at once would queue every other rank's behind it.
+  void reserve_due(std::int64_t now) {
+    for (HeldSend* send : waiting_) {
+      if (send->release_ns != kNotReserved) continue;
+      if (carried_until_ns_ > now) return;
+      const Crossing crossing =
+          cross(send->peer, send->bytes, std::max(carried_until_ns_, send->sent_ns));
+      carried_until_ns_ = crossing.carried_ns;
+      send->release_ns = crossing.release_ns;
+    }
   }
 
   // Posts every held send whose time has come, in the order they were sent (a peer's releases
@@ -154,6 +180,7 @@ class ShapedTransport final : public Transport {
   bool post_due() {
     if (waiting_.empty()) return false;
     const std::int64_t now = now_ns();
+    reserve_due(now);
     bool posted = false;
     for (auto it = waiting_.begin(); it != waiting_.end();) {
       HeldSend* send = *it;
@@ -177,6 +204,7 @@ class ShapedTransport final : public Transport {
   JobBuckets buckets_;  // in bucket_memory_
   Waiter waiter_;
   std::deque<HeldSend*> waiting_;       // held, not yet posted, in send order
+  std::int64_t carried_until_ns_ = 0;   // when this rank's last reserved send has been carried
   std::unordered_set<HeldSend*> held_;  // every send not yet completed by test()
   std::string description_;
 };

@@ -3,7 +3,9 @@
 // each send until the emulated link has carried it. The sender reserves its message's transfer
 // time on the token buckets of its path (intra-node: its out port, the receiver's in port and
 // the node's staging path; inter-node: its node's NIC out and the peer node's NIC in) and posts it
-// to the inner transport alpha after the last reservation ends. Receives pass through. Needs no
+// to the inner transport alpha after the last reservation ends. A rank reserves its sends one at
+// a time, in order, each once the one before has been carried, so that concurrent senders'
+// messages interleave on a shared port as flows share a link. Receives pass through. Needs no
 // privileges; every rank must be on this machine (the node buckets are in shared memory).
 #pragma once
 
