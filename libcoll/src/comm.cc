@@ -137,11 +137,10 @@ struct Comm::Impl {
   const AlgorithmInfo* resolve_available(std::string_view algorithm, std::size_t bytes);
   void run_allreduce(const AllreduceArgs& args, std::string_view algorithm, std::uint64_t tag);
   // Checks the call with the other ranks and runs `body` as collective number `sequence + 1`;
-  // `carries_check`: the body's algorithm carries the check in its first message;
-  // `compares_calls`: it compares every rank's descriptor itself (AlgorithmInfo::compares_calls).
+  // `algorithm` (null: one that takes no part in the check) says whether it carries the check in
+  // its first message, compares every rank's descriptor itself, and asks the cost model.
   template <typename Body>
-  void run_collective(CallDescriptor call, bool carries_check, Body&& body,
-                      bool compares_calls = false);
+  void run_collective(CallDescriptor call, Body&& body, const AlgorithmInfo* algorithm = nullptr);
   template <typename Work>
   void serialized(Work&& work);
   ProgressEngine& engine() {
@@ -397,20 +396,15 @@ void Comm::Impl::run_allreduce(const AllreduceArgs& args, std::string_view algor
                  " with " + std::string(info->name) +
                  (algorithm.empty() && config.algorithm == "auto" ? " (auto)" : ""));
   }
-  const model::CostParams* params = info->asks_cost_model ? &cost_model().params() : nullptr;
   run_collective(
-      CallDescriptor::make(0, args, info->name, tag), info->carries_call_check,
-      [&](const CollectiveContext& collective) {
-        CollectiveContext with_model = collective;
-        with_model.params = params;
-        info->run(with_model, args);
-      },
-      info->compares_calls);
+      CallDescriptor::make(0, args, info->name, tag),
+      [&](const CollectiveContext& collective) { info->run(collective, args); }, info);
 }
 
 template <typename Body>
-void Comm::Impl::run_collective(CallDescriptor call, bool carries_check, Body&& body,
-                                bool compares_calls) {
+void Comm::Impl::run_collective(CallDescriptor call, Body&& body, const AlgorithmInfo* algorithm) {
+  const bool carries_check = algorithm != nullptr && algorithm->carries_call_check;
+  const bool compares_calls = algorithm != nullptr && algorithm->compares_calls;
   if (!broken.empty()) {
     throw Error(Status::InvalidUsage,
                 where() + "communicator unusable after an earlier error: " + broken);
@@ -425,13 +419,15 @@ void Comm::Impl::run_collective(CallDescriptor call, bool carries_check, Body&& 
                     compares_calls);
       if (!carries_check) check->complete();  // a round of its own, before the collective
     }
-    const CollectiveContext on_world{transport,
-                                     pool,
-                                     world,
-                                     family->rank_map.node_of_rank,
-                                     TagSpace(call.sequence, 0, context),
-                                     config.tuning,
-                                     carries_check && check ? &*check : nullptr};
+    const CollectiveContext on_world{
+        transport,
+        pool,
+        world,
+        family->rank_map.node_of_rank,
+        TagSpace(call.sequence, 0, context),
+        config.tuning,
+        carries_check && check ? &*check : nullptr,
+        algorithm && algorithm->asks_cost_model ? &cost_model() : nullptr};
     body(on_world);
     if (check) check->complete();
   } catch (const Error& error) {
@@ -540,8 +536,7 @@ void Comm::barrier() {
     const AlgorithmInfo& direct = *find_algorithm("direct");
     impl.run_collective(
         CallDescriptor::of(CollectiveKind::Barrier, 0, DataType::Uint8, -1, -1, direct.name),
-        direct.carries_call_check,
-        [&](const CollectiveContext& collective) { direct.run(collective, args); });
+        [&](const CollectiveContext& collective) { direct.run(collective, args); }, &direct);
   });
 }
 
@@ -555,7 +550,7 @@ void Comm::broadcast(const void* send, void* recv, std::size_t count, DataType t
   require_host(impl.where(), recv, "broadcast");
   impl.serialized([&] {
     impl.run_collective(
-        CallDescriptor::of(CollectiveKind::Broadcast, count, type, -1, root, "chain"), false,
+        CallDescriptor::of(CollectiveKind::Broadcast, count, type, -1, root, "chain"),
         [&](const CollectiveContext& collective) {
           if (rank() == root && send != recv && count > 0) {
             std::memcpy(recv, send, count * dtype_size(type));
@@ -577,7 +572,7 @@ void Comm::reduce(const void* send, void* recv, std::size_t count, DataType type
   if (rank() == root) check_buffer(impl.where(), "reduce", recv, count);
   impl.serialized([&] {
     impl.run_collective(
-        CallDescriptor::of(CollectiveKind::Reduce, count, type, int(op), root, "chain"), false,
+        CallDescriptor::of(CollectiveKind::Reduce, count, type, int(op), root, "chain"),
         [&](const CollectiveContext& collective) {
           chain_reduce(collective, send, recv, count, type, op, root);
         });
@@ -594,7 +589,7 @@ void Comm::allgather(const void* send, void* recv, std::size_t count, DataType t
   require_host(impl.where(), recv, "allgather");
   impl.serialized([&] {
     impl.run_collective(CallDescriptor::of(CollectiveKind::AllGather, count, type, -1, -1, "ring"),
-                        false, [&](const CollectiveContext& collective) {
+                        [&](const CollectiveContext& collective) {
                           ring_allgather(collective, send, recv, count, type);
                         });
   });
@@ -612,7 +607,7 @@ void Comm::reduce_scatter(const void* send, void* recv, std::size_t count, DataT
   require_host(impl.where(), recv, "reduce_scatter");
   impl.serialized([&] {
     impl.run_collective(
-        CallDescriptor::of(CollectiveKind::ReduceScatter, count, type, int(op), -1, "ring"), false,
+        CallDescriptor::of(CollectiveKind::ReduceScatter, count, type, int(op), -1, "ring"),
         [&](const CollectiveContext& collective) {
           ring_reduce_scatter_to(collective, send, recv, count, type, op);
         });
@@ -632,7 +627,7 @@ std::unique_ptr<Comm> Comm::split(int color, int key) {
   impl.serialized([&] {
     impl.run_collective(
         CallDescriptor::of(CollectiveKind::Split, sizeof mine, DataType::Uint8, -1, -1, "ring"),
-        false, [&](const CollectiveContext& collective) {
+        [&](const CollectiveContext& collective) {
           ring_allgather(collective, &mine, all.data(), sizeof mine, DataType::Uint8);
         });
   });

@@ -10,27 +10,27 @@ namespace {
 using coll::testing::run_command;
 using coll::testing::says;
 
-coll::testing::CommandResult check_direct(const std::string& environment, int nodes,
-                                          int ranks_per_node) {
+coll::testing::CommandResult check_peer_read(const std::string& environment, int nodes,
+                                             int ranks_per_node) {
   return coll::testing::check_algorithm(environment, "peer_read", nodes, ranks_per_node, "1048579");
 }
 
 TEST(PeerReadAllreduce, ThreeRanksOfOneNodeReadEachOther) {
-  const auto result = check_direct("", 1, 3);
+  const auto result = check_peer_read("", 1, 3);
   EXPECT_EQ(result.exit_code, 0) << result.output;
   EXPECT_TRUE(says(result, "wrong 0")) << result.output;
   EXPECT_TRUE(says(result, "cross-memory reads from 2 peer(s)")) << result.output;
 }
 
 TEST(PeerReadAllreduce, WithoutPeerMemoryRunsRingExactly) {
-  const auto result = check_direct("COLL_PEER_MEMORY=0", 1, 2);
+  const auto result = check_peer_read("COLL_PEER_MEMORY=0", 1, 2);
   EXPECT_EQ(result.exit_code, 0) << result.output;
   EXPECT_TRUE(says(result, "wrong 0")) << result.output;
   EXPECT_FALSE(says(result, "cross-memory")) << result.output;
 }
 
 TEST(PeerReadAllreduce, AcrossEmulatedNodesRunsRingExactly) {
-  const auto result = check_direct("", 2, 2);
+  const auto result = check_peer_read("", 2, 2);
   EXPECT_EQ(result.exit_code, 0) << result.output;
   EXPECT_TRUE(says(result, "wrong 0")) << result.output;
   EXPECT_TRUE(says(result, "cross-memory reads from 1 peer(s)")) << result.output;

@@ -1,6 +1,6 @@
 // Hierarchical's inter-node level under COLL_HIER_INTER=auto (the default): the run takes the
-// composition its cost formula priced fastest, from the communicator's parameters, and without
-// them runs the ring. Seen through the messages a rank sends across 4 nodes of one rank each:
+// composition its cost formula priced fastest, from the communicator's cost model, and without
+// one runs the ring. Seen through the messages a rank sends across 4 nodes of one rank each:
 // a ring all-reduce takes 2 (n-1) = 6 steps, halving-doubling 2 log2(n) = 4.
 #include <gtest/gtest.h>
 
@@ -32,15 +32,13 @@ Tuning inter_level(const char* name) {
 }
 
 TEST(HierarchicalLevels, AutoRunsTheCompositionItsFormulaChose) {
-  const CostParams params = latency_bound();
-  const auto predicted =
-      coll::predict("hierarchical", params, coll::model::Shape::from_node_of_rank(kFourNodes),
-                    kCount * sizeof(float), Tuning{});
+  const coll::Selector cost_model(latency_bound(), kFourNodes, Tuning{});
+  const auto predicted = cost_model.predict("hierarchical", kCount * sizeof(float));
   ASSERT_TRUE(predicted);
   EXPECT_NE(predicted->detail.find("halving_doubling across 4 nodes"), std::string::npos)
       << predicted->detail;
 
-  const auto automatic = run_on_threads("hierarchical", kFourNodes, kCount, Tuning{}, &params);
+  const auto automatic = run_on_threads("hierarchical", kFourNodes, kCount, Tuning{}, &cost_model);
   EXPECT_EQ(automatic.wrong, 0u);
   EXPECT_EQ(automatic.messages, 4u * 4);
   const auto halving =

@@ -58,11 +58,11 @@ struct Outcome {
 };
 
 // Runs `algorithm` over `node_of_rank.size()` threads, in place on rank 0 and out of place
-// elsewhere, under `tuning` and, where given, the cost model's `params`; wrong elements and
+// elsewhere, under `tuning` and, where given, the communicator's `cost_model`; wrong elements and
 // messages summed over ranks, largest message of any rank.
 inline Outcome run_on_threads(const char* algorithm, const std::vector<int>& node_of_rank,
                               std::size_t count, const coll::Tuning& tuning = {},
-                              const coll::model::CostParams* params = nullptr) {
+                              const coll::Selector* cost_model = nullptr) {
   const int ranks = static_cast<int>(node_of_rank.size());
   const auto world = coll::InprocWorld::create(ranks);
   std::vector<Outcome> outcomes(static_cast<std::size_t>(ranks));
@@ -81,7 +81,7 @@ inline Outcome run_on_threads(const char* algorithm, const std::vector<int>& nod
       collbench::fill_input(coll::DataType::Float32, coll::ReduceOp::Sum, rank, send.data(), count);
       float* out = rank == 0 ? send.data() : recv.data();
       const coll::CollectiveContext context{
-          transport, pool, group, node_of_rank, coll::TagSpace(1, 0), tuning, nullptr, params};
+          transport, pool, group, node_of_rank, coll::TagSpace(1, 0), tuning, nullptr, cost_model};
       coll::find_algorithm(algorithm)->run(
           context, {send.data(), out, count, coll::DataType::Float32, coll::ReduceOp::Sum});
       auto& outcome = outcomes[static_cast<std::size_t>(rank)];

@@ -23,6 +23,12 @@ Outcome run_on_one_node_without(const char* variable, const char* algorithm) {
   return outcome;
 }
 
+// The fallback algorithm ran: exact, with the data in messages.
+void expect_exact_through_messages(const Outcome& outcome) {
+  EXPECT_EQ(outcome.wrong, 0u);
+  EXPECT_GT(outcome.largest_message, 1024u);
+}
+
 TEST(PeerReadAllreduce, OnOneNodeNoMessageCarriesData) {
   const Outcome outcome = run_on_threads("peer_read", {0, 0, 0}, kCount);
   EXPECT_EQ(outcome.wrong, 0u);
@@ -30,15 +36,11 @@ TEST(PeerReadAllreduce, OnOneNodeNoMessageCarriesData) {
 }
 
 TEST(PeerReadAllreduce, AcrossNodesRunsRing) {
-  const Outcome outcome = run_on_threads("peer_read", {0, 0, 1}, kCount);
-  EXPECT_EQ(outcome.wrong, 0u);
-  EXPECT_GT(outcome.largest_message, 1024u);
+  expect_exact_through_messages(run_on_threads("peer_read", {0, 0, 1}, kCount));
 }
 
 TEST(PeerReadAllreduce, WithoutPeerMemoryRunsRing) {
-  const Outcome outcome = run_on_one_node_without("COLL_PEER_MEMORY", "peer_read");
-  EXPECT_EQ(outcome.wrong, 0u);
-  EXPECT_GT(outcome.largest_message, 1024u);
+  expect_exact_through_messages(run_on_one_node_without("COLL_PEER_MEMORY", "peer_read"));
 }
 
 TEST(ShmAllreduce, OnOneNodeNoMessageIsSent) {
@@ -48,15 +50,11 @@ TEST(ShmAllreduce, OnOneNodeNoMessageIsSent) {
 }
 
 TEST(ShmAllreduce, AcrossNodesRunsDirect) {
-  const Outcome outcome = run_on_threads("shm", {0, 0, 1}, kCount);
-  EXPECT_EQ(outcome.wrong, 0u);
-  EXPECT_GT(outcome.largest_message, 1024u);
+  expect_exact_through_messages(run_on_threads("shm", {0, 0, 1}, kCount));
 }
 
 TEST(ShmAllreduce, WithoutSlotsRunsDirect) {
-  const Outcome outcome = run_on_one_node_without("COLL_NODE_SLOTS", "shm");
-  EXPECT_EQ(outcome.wrong, 0u);
-  EXPECT_GT(outcome.largest_message, 1024u);
+  expect_exact_through_messages(run_on_one_node_without("COLL_NODE_SLOTS", "shm"));
 }
 
 }  // namespace

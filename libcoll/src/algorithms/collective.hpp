@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "coll/buffer_pool.hpp"
-#include "coll/model/link_params.hpp"
+#include "coll/selector.hpp"
 #include "coll/tuning.hpp"
 #include "coll/types.hpp"
 #include "core/memory_type.hpp"
@@ -124,15 +124,29 @@ struct CollectiveContext {
   // Set only for an algorithm that carries the argument check, when the check is on; what the
   // algorithm leaves unsent or unreceived of it the communicator completes after it returns.
   CallCheck* call_check = nullptr;
-  // The communicator's cost-model parameters, for an algorithm that lets the model choose a
-  // level's algorithm (COLL_HIER_INTER=auto); the same on every rank. Null: none (ring).
-  const model::CostParams* params = nullptr;
+  // The communicator's cost model (its parameters and node map: the same on every rank), for an
+  // algorithm that lets it choose a level's algorithm (AlgorithmInfo::asks_cost_model); only
+  // over the communicator's whole group. Null: none.
+  const Selector* cost_model = nullptr;
 
-  // The same collective over a sub-group, in its own tag stage (how algorithms compose); the
-  // argument check stays with the whole collective.
+  // The same collective over another group of its ranks in the same tag stage; the argument
+  // check stays with the whole collective, and the cost model, which prices the communicator's
+  // group, with the whole too.
+  CollectiveContext over(const Group& other) const {
+    return {transport, pool, other, node_of_rank, tags, tuning};
+  }
+  // Over a sub-group, in its own tag stage (how algorithms compose).
   CollectiveContext on(const Group& sub_group, unsigned stage) const {
-    return {transport, pool,    sub_group, node_of_rank, tags.with_stage(stage),
-            tuning,    nullptr, params};
+    CollectiveContext sub = over(sub_group);
+    sub.tags = tags.with_stage(stage);
+    return sub;
+  }
+  // The ranks of the group, each as its node (indexed by group index).
+  std::vector<int> node_of_member() const {
+    std::vector<int> nodes;
+    for (int index = 0; index < group.size(); ++index)
+      nodes.push_back(node_of_rank[static_cast<std::size_t>(group.global(index))]);
+    return nodes;
   }
 };
 

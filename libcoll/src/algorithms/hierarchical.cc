@@ -115,30 +115,18 @@ std::string cheapest_inter(LevelledCost cost, const model::CostParams& params,
   return cheapest;
 }
 
-// Both levels' settings, checked on every call (even count 0) so a bad one fails at once.
-void check_levels(const CollectiveContext& context) {
-  if (!intra_is_ring(context)) level_algorithm(context.tuning.hier_intra, "COLL_HIER_INTRA");
-  if (context.tuning.hier_inter != "auto") {
-    level_algorithm(context.tuning.hier_inter, "COLL_HIER_INTER");
-  }
-}
-
-// What this call runs across nodes: COLL_HIER_INTER, or under auto the model's choice for the
-// call's size on the group's node map (ring without the communicator's parameters).
+// What this call runs across nodes: COLL_HIER_INTER, or under auto the communicator's cost
+// model's choice for the call's size (ring without one). Checks both levels' settings on every
+// call (even count 0), so a bad one fails at once.
 const AlgorithmInfo& inter_algorithm(const CollectiveContext& context, LevelledCost cost,
                                      std::size_t bytes) {
+  if (!intra_is_ring(context)) level_algorithm(context.tuning.hier_intra, "COLL_HIER_INTRA");
   std::string name = context.tuning.hier_inter;
   if (name == "auto") {
-    name = "ring";
-    if (context.params != nullptr) {
-      std::vector<int> node_of_member;
-      for (int index = 0; index < context.group.size(); ++index) {
-        node_of_member.push_back(
-            context.node_of_rank[static_cast<std::size_t>(context.group.global(index))]);
-      }
-      name = cheapest_inter(cost, *context.params, model::Shape::from_node_of_rank(node_of_member),
-                            double(bytes), context.tuning);
-    }
+    const Selector* model = context.cost_model;
+    name =
+        model ? cheapest_inter(cost, model->params(), model->shape(), double(bytes), context.tuning)
+              : "ring";
   }
   return level_algorithm(name, "COLL_HIER_INTER");
 }
@@ -164,9 +152,8 @@ void reduce_within_node(const CollectiveContext& context, const Group& node,
 
 void hierarchical_allreduce(const CollectiveContext& context, const AllreduceArgs& args) {
   const std::size_t elem = dtype_size(args.type);
-  check_levels(context);
-  if (trivial_allreduce(context, args)) return;
   const AlgorithmInfo& inter = inter_algorithm(context, hierarchical_cost, args.count * elem);
+  if (trivial_allreduce(context, args)) return;
   const NodeLayout layout = node_layout(context);
   std::size_t shard_count = 0;
   for (const auto& members : layout.nodes) shard_count = std::max(shard_count, members.size());
@@ -208,10 +195,9 @@ void hierarchical_allreduce(const CollectiveContext& context, const AllreduceArg
 
 void hierarchical_leader_allreduce(const CollectiveContext& context, const AllreduceArgs& args) {
   const std::size_t elem = dtype_size(args.type);
-  check_levels(context);
-  if (trivial_allreduce(context, args)) return;
   const AlgorithmInfo& inter =
       inter_algorithm(context, hierarchical_leader_cost, args.count * elem);
+  if (trivial_allreduce(context, args)) return;
   const NodeLayout layout = node_layout(context);
   AllreduceArgs sum = args;
   if (sum.op == ReduceOp::Avg) sum.op = ReduceOp::Sum;

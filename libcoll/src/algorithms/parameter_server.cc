@@ -39,11 +39,7 @@ void parameter_server_allreduce(const CollectiveContext& context, const Allreduc
   const auto* send = static_cast<const std::byte*>(args.send);
   if (trivial_allreduce(context, args)) return;
 
-  std::vector<int> node_of_member;
-  for (int index = 0; index < n; ++index) {
-    node_of_member.push_back(context.node_of_rank[static_cast<std::size_t>(group.global(index))]);
-  }
-  const std::vector<int> servers = ps_servers(node_of_member, context.tuning);
+  const std::vector<int> servers = ps_servers(context.node_of_member(), context.tuning);
   const Partition shards(args.count, servers.size());
   // A push and a pull message per segment.
   const Segmentation cut = Segmentation::of(context.tuning, elem, shards.max_length(), 2);

@@ -52,7 +52,7 @@ struct AlgorithmInfo {
   // (CallCheck::compare) without a message: the check then receives only a message that comes.
   bool compares_calls = false;
   // Whether its run asks the cost model to choose a level's algorithm per size (hierarchical's
-  // COLL_HIER_INTER=auto): the communicator then passes its parameters (CollectiveContext).
+  // COLL_HIER_INTER=auto): the communicator then passes its cost model (CollectiveContext).
   bool asks_cost_model = false;
 };
 

@@ -34,9 +34,7 @@ void ring_allgather(const CollectiveContext& context, const void* send, void* re
       static_cast<std::byte*>(recv) + static_cast<std::size_t>(context.group.me) * block_bytes;
   if (send != mine && count > 0) std::memcpy(mine, send, block_bytes);
   const Group rotated = rotated_by_one(context.group);
-  const CollectiveContext on_rotated{
-      context.transport, context.pool,   rotated, context.node_of_rank,
-      context.tags,      context.tuning, nullptr, context.params};
+  const CollectiveContext on_rotated = context.over(rotated);
   ring_all_gather(on_rotated, recv, type, equal_blocks(rotated.size(), count));
 }
 
@@ -48,9 +46,7 @@ void ring_reduce_scatter_to(const CollectiveContext& context, const void* send, 
   // caller's buffers (recv holds one block; in place, it lies inside send).
   BufferPool::Lease scratch = context.pool.acquire(static_cast<std::size_t>(members) * block_bytes);
   const Group rotated = rotated_by_one(context.group);
-  const CollectiveContext on_rotated{
-      context.transport, context.pool,   rotated, context.node_of_rank,
-      context.tags,      context.tuning, nullptr, context.params};
+  const CollectiveContext on_rotated = context.over(rotated);
   ring_reduce_scatter(on_rotated, {send, scratch.data(), members * count, type, op},
                       equal_blocks(members, count));
   if (count > 0) {

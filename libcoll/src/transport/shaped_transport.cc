@@ -138,25 +138,25 @@ class ShapedTransport final : public Transport {
     std::int64_t carried_ns, release_ns;
   };
   Crossing cross(int peer, std::size_t bytes, std::int64_t start) {
-    const std::int64_t now = start;
     const double k = shape_.time_scale;
     const int mine = node_of_rank_[static_cast<std::size_t>(rank_)];
     const int theirs = node_of_rank_[static_cast<std::size_t>(peer)];
     NodeBuckets& here = buckets_.nodes[mine];
-    std::int64_t end = now;
+    std::int64_t end = start;
     if (mine == theirs) {
       const std::int64_t transfer = scaled_ns(double(bytes) * shape_.intra.beta_s_per_byte, k);
-      end = std::max(buckets_.ports[rank_].out.reserve(now, transfer),
-                     buckets_.ports[peer].in.reserve(now, transfer));
+      end = std::max(buckets_.ports[rank_].out.reserve(start, transfer),
+                     buckets_.ports[peer].in.reserve(start, transfer));
       if (shape_.staging_beta_s_per_byte > 0) {
-        end = std::max(end, here.staging.reserve(
-                                now, scaled_ns(double(bytes) * shape_.staging_beta_s_per_byte, k)));
+        end =
+            std::max(end, here.staging.reserve(
+                              start, scaled_ns(double(bytes) * shape_.staging_beta_s_per_byte, k)));
       }
       return {end, end + scaled_ns(shape_.intra.alpha_s, k)};
     }
     const std::int64_t transfer = scaled_ns(double(bytes) * shape_.inter.beta_s_per_byte, k);
-    end = std::max(here.nic_out.reserve(now, transfer),
-                   buckets_.nodes[theirs].nic_in.reserve(now, transfer));
+    end = std::max(here.nic_out.reserve(start, transfer),
+                   buckets_.nodes[theirs].nic_in.reserve(start, transfer));
     return {end, end + scaled_ns(shape_.inter.alpha_s, k)};
   }
 
