@@ -51,7 +51,10 @@ UcxSettings unless_set(const UcxSettings& ours, std::initializer_list<const char
 // Shared memory: UCX switches to rendezvous (a handshake, then a cross-memory read) at 8 KiB,
 // which made an 8-64 KiB all-reduce 2-4x slower than copying through the FIFO; larger FIFO
 // segments copy 32 KiB per fragment instead of 8 KiB. Measured at 2 ranks on 2 cores (direct,
-// 8 KiB: 7.4 -> 2.5 us; 64 KiB: 15 -> 8.4 us). Not when ranks outnumber cores: a full FIFO
+// 8 KiB: 7.4 -> 2.5 us; 64 KiB: 15 -> 8.4 us). The FIFO stays faster while the data is in
+// cache: up to 4 MiB messages (ring out of place / in place, 256 KiB: 45 / 50 -> 28 / 25 us;
+// 4 MiB: 508 / 611 -> 381 / 350 us; halving-doubling 2 MiB: 345 -> 190 us; rendezvous at
+// 128 KiB, 1 MiB and 4 MiB compared in one session). Not when ranks outnumber cores: a full FIFO
 // waits for its receiver to run, and a sender that sleeps meanwhile is woken only by its timer
 // (4 ranks on 2 cores, ring at 64 KiB: 0.4 -> 1.7 ms). Segments stay below 64 KiB (the FIFO's
 // length field).
@@ -60,7 +63,7 @@ constexpr std::size_t kFifoPayloadBytes = 32 * 1024;  // MM_SEG_SIZE less UCX's 
 UcxSettings local_settings(const std::string& tls, const TransportOptions& transport) {
   if (tls != "sm,self" || transport.ranks_outnumber_cores()) return {};
   return unless_set(
-      {{"RNDV_THRESH", "128K"}, {"MM_SEG_SIZE", std::to_string(kFifoPayloadBytes + 64)}},
+      {{"RNDV_THRESH", "4M"}, {"MM_SEG_SIZE", std::to_string(kFifoPayloadBytes + 64)}},
       {"UCX_RNDV_THRESH", "UCX_MM_SEG_SIZE", "UCX_POSIX_SEG_SIZE", "UCX_SYSV_SEG_SIZE"});
 }
 
