@@ -50,8 +50,9 @@ std::string describe_params(const model::CostParams& params) {
 void print_explanation(const coll::Comm& comm, const Options& options) {
   const coll::Selector& selector = comm.selector();
   if (comm.rank() != 0) return;
-  std::printf("%s#   job: %s\n", describe_params(selector.params()).c_str(),
-              selector.shape().describe().c_str());
+  std::printf("%s#   job: %s; buffers %s\n", describe_params(selector.params()).c_str(),
+              selector.shape().describe().c_str(),
+              options.buffers == coll::Sharing::WithPeers ? "shared (peers map them)" : "private");
   std::printf("# explain %12s  %-20s %12s %10s %10s %10s  %s\n", "size (B)", "algorithm",
               "predicted", "latency", "bandwidth", "reduction", "detail");
   std::printf("# %20s  %-20s %12s %10s %10s %10s\n", "", "", "(us)", "(us)", "(us)", "(us)");
@@ -59,7 +60,7 @@ void print_explanation(const coll::Comm& comm, const Options& options) {
   for (std::size_t bytes = options.min_bytes; bytes <= options.max_bytes;
        bytes *= options.step_factor) {
     const std::size_t message = bytes / elem * elem;  // what the sweep moves
-    const auto explanation = selector.explain(message);
+    const auto explanation = selector.explain(message, options.buffers == coll::Sharing::WithPeers);
     bool first = true;
     for (const auto& candidate : explanation.candidates) {
       const std::string size = first ? std::to_string(message) : "";
@@ -79,10 +80,10 @@ void print_explanation(const coll::Comm& comm, const Options& options) {
 }
 
 std::optional<ModelPrediction> predict_for(const coll::Comm& comm, const std::string& algorithm,
-                                           std::size_t bytes) {
+                                           std::size_t bytes, bool buffers_mapped) {
   try {  // a prediction is commentary: a bad calibration file must not stop the measurements
-    const std::string name = comm.resolve_algorithm(algorithm, bytes);
-    const auto prediction = comm.selector().predict(name, bytes);
+    const std::string name = comm.resolve_algorithm(algorithm, bytes, buffers_mapped);
+    const auto prediction = comm.selector().predict(name, bytes, buffers_mapped);
     if (!prediction) return std::nullopt;
     return ModelPrediction{name, prediction->total_s() * 1e6};
   } catch (const coll::Error&) {

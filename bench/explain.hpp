@@ -26,6 +26,6 @@ struct ModelPrediction {
 // The model's time for `algorithm` ("" is the library's default) at `bytes` on this job;
 // nullopt when the model has no formula for it or its parameters cannot be loaded.
 std::optional<ModelPrediction> predict_for(const coll::Comm& comm, const std::string& algorithm,
-                                           std::size_t bytes);
+                                           std::size_t bytes, bool buffers_mapped);
 
 }  // namespace collbench

@@ -146,14 +146,15 @@ std::size_t run_iteration_replay(coll::Comm& comm, const Options& options) {
   const ComputeProfile profile = load_profile(options, table);
   const std::string algorithm = options.algorithms.empty() ? "" : options.algorithms.front();
   const coll::schedule::AllreduceCost cost = [&](std::size_t bytes) {
-    const auto predicted = predict_for(comm, algorithm, bytes);
+    const auto predicted =
+        predict_for(comm, algorithm, bytes, options.buffers == coll::Sharing::WithPeers);
     return predicted ? predicted->time_us * 1e-6 : 0.0;
   };
   const auto plan = coll::schedule::make_plan(coll::schedule::parse_policy(options.fusion),
                                               tensor_bytes, profile, cost, layers);
   // Tensors sit back to back in one gradient buffer, so every bucket is contiguous: fused
   // all-reduces run in place on it, with no packing.
-  coll::BufferPool pool;
+  coll::BufferPool pool(options.buffers);
   auto grads = pool.acquire(total * elem + 64);
   auto reduced = pool.acquire(total * elem + 64);
   fill_input(options.type, options.op, comm.rank(), grads.data(), total);

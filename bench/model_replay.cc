@@ -73,7 +73,7 @@ std::size_t run_model_replay(coll::Comm& comm, const Options& options) {
   // One flat gradient buffer and one result buffer, tensors at consecutive offsets.
   const std::vector<std::size_t> offsets = table.flat_offsets();
   const std::size_t total = table.total_elements();
-  coll::BufferPool pool;
+  coll::BufferPool pool(options.buffers);
   auto grads = pool.acquire(total * elem + 64);
   auto reduced = pool.acquire(total * elem + 64);
   fill_input(options.type, options.op, comm.rank(), grads.data(), total);

@@ -90,6 +90,7 @@ Options parse_options(int argc, const char* const* argv) {
               collective = "allreduce";
   int check = 1;
   bool no_check = false;
+  std::string buffers;
   po::options_description job("Job");
   job.add_options()("help,h", "print this help")("version", "print the version and exit")(
       "nodes", po::value(&options.nodes)->default_value(1),
@@ -121,7 +122,10 @@ Options parse_options(int argc, const char* const* argv) {
       "collective to sweep: allreduce broadcast reduce allgather reducescatter")(
       "algo", po::value(&algo),
       "all-reduce algorithm(s), comma separated, 'auto' (the cost model's choice) or 'all'")(
-      "json", po::value(&options.json_path), "write every number printed to this JSON file");
+      "json", po::value(&options.json_path), "write every number printed to this JSON file")(
+      "buffers", po::value(&buffers)->default_value("shared"),
+      "shared: buffers from coll::allocate_shared, which ranks of one node map and read "
+      "directly (as a program using it does); private: plain memory, read by system calls");
   po::options_description soak("Soak test");
   soak.add_options()("soak", po::value(&options.soak_ops),
                      "run N random operations (collectives, sizes, types, ops, algorithms, in or "
@@ -236,6 +240,10 @@ Options parse_options(int argc, const char* const* argv) {
   if (options.warmup < 0) throw UsageError("-w/--warmup_iters must not be negative");
   if (check != 0 && check != 1) throw UsageError("-c/--check takes 0 or 1");
   options.check = check == 1 && !no_check;
+  if (buffers != "shared" && buffers != "private") {
+    throw UsageError("--buffers takes shared or private, not '" + buffers + "'");
+  }
+  options.buffers = buffers == "shared" ? coll::Sharing::WithPeers : coll::Sharing::Private;
   if (values.count("seed") > 0) options.seed = values["seed"].as<std::uint64_t>();
   if (values.count("soak") > 0) {
     check_soak_flags(options, values);

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "coll/buffer_pool.hpp"
 #include "coll/types.hpp"
 #include "sweep_collective.hpp"
 
@@ -39,6 +40,8 @@ struct Options {
   coll::ReduceOp op = coll::ReduceOp::Sum;
   std::vector<std::string> algorithms;  // empty: the library's default
   std::string json_path;
+  // --buffers: the benchmark's buffers from allocate_shared (peers of a node map them) or plain.
+  coll::Sharing buffers = coll::Sharing::WithPeers;
 
   // Soak mode: random operations with exact checks (soak.hpp); uses max_bytes and algorithms.
   std::size_t soak_ops = 0;           // --soak N (0: not a soak)

@@ -109,7 +109,7 @@ void print_header(const coll::Comm& comm, const Options& options, const std::str
 
 std::size_t run_sweep(coll::Comm& comm, const Options& options) {
   const bool lead = comm.rank() == 0;
-  coll::BufferPool pool;
+  coll::BufferPool pool(options.buffers);
   auto send = pool.acquire(options.max_bytes + 64);
   auto recv = pool.acquire(options.max_bytes + 64);
   const auto counts = sweep_counts(comm, options);
@@ -156,10 +156,11 @@ std::size_t run_sweep(coll::Comm& comm, const Options& options) {
           .field("algorithm", label)
           .field("bytes", count * elem)
           .field("count", count);
+      const bool mapped = options.buffers == coll::Sharing::WithPeers;
       AlgorithmResult row{label, count * elem, out.time_us, std::nullopt,
-                          comm.resolve_algorithm(algorithm, count * elem)};
+                          comm.resolve_algorithm(algorithm, count * elem, mapped)};
       const auto predicted = options.collective == SweepKind::AllReduce
-                                 ? predict_for(comm, algorithm, count * elem)
+                                 ? predict_for(comm, algorithm, count * elem, mapped)
                                  : std::nullopt;
       if (predicted) {
         row.predicted_us = predicted->time_us;

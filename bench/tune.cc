@@ -84,7 +84,7 @@ int run_tune(coll::Comm& comm, const Options& options) {
   }
   const std::vector<std::string> algorithms = tuned_algorithms(options);
   const std::size_t elem = coll::dtype_size(options.type);
-  coll::BufferPool pool;
+  coll::BufferPool pool(options.buffers);
   auto send = pool.acquire(options.max_bytes + 64);
   auto recv = pool.acquire(options.max_bytes + 64);
   const std::string shape = coll::model::shape_key(comm.selector().shape());
@@ -109,7 +109,11 @@ int run_tune(coll::Comm& comm, const Options& options) {
         rounds[a].push_back(time_us(comm, options, algorithms[a], send.data(), recv.data(), count));
       }
     }
-    SizeResult result{count * elem, {}, {}, comm.selector().choose(count * elem)};
+    SizeResult result{
+        count * elem,
+        {},
+        {},
+        comm.selector().choose(count * elem, options.buffers == coll::Sharing::WithPeers)};
     for (const auto& samples : rounds) result.median_us.push_back(median(samples));
     const coll::Selector& selector = comm.selector();
     const std::string model_pick = coll::choose(selector.params(), selector.shape(), count * elem,

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "coll/env.hpp"
+#include "core/bulk_copy.hpp"
 
 namespace {
 
@@ -112,8 +113,8 @@ int main(int argc, char** argv) {
     for (int r = 0; r < ranks; ++r) {
       if (r == t) continue;
       const std::size_t other = static_cast<std::size_t>(r) * block;
-      std::memcpy(arrays[t].result.data() + other, arrays[r].input.data() + other,
-                  block * sizeof(float));
+      coll::bulk_copy(arrays[t].result.data() + other, arrays[r].input.data() + other,
+                      block * sizeof(float));
     }
   });
   const double gb = 1e9;

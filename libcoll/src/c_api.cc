@@ -12,6 +12,7 @@
 #include "coll/coll.h"
 #include "coll/comm.hpp"
 #include "coll/env.hpp"
+#include "coll/shared_memory.hpp"
 
 struct collComm {
   std::unique_ptr<coll::Comm> comm;
@@ -137,6 +138,16 @@ collResult_t collCommInitFromEnv(collComm_t* comm) {
       guarded(nullptr, [&] { handle->comm = coll::Comm::from_environment(); });
   if (result == collSuccess) *comm = handle.release();
   return result;
+}
+
+collResult_t collMemAlloc(void** ptr, size_t size) {
+  if (ptr == nullptr) return fail(nullptr, collInvalidArgument, "collMemAlloc: null ptr");
+  if (size == 0) return fail(nullptr, collInvalidArgument, "collMemAlloc: size 0");
+  return guarded(nullptr, [&] { *ptr = coll::allocate_shared(size); });
+}
+
+collResult_t collMemFree(void* ptr) {
+  return guarded(nullptr, [&] { coll::free_shared(ptr); });
 }
 
 collResult_t collCommDestroy(collComm_t comm) {

@@ -23,6 +23,7 @@
 #include "core/log.hpp"
 #include "core/memory_type.hpp"
 #include "core/progress_engine.hpp"
+#include "core/shared_regions.hpp"
 #include "schedule/fusion_buffer.hpp"
 #include "transport/node_slots.hpp"
 #include "transport/transport_registry.hpp"
@@ -81,6 +82,13 @@ struct CommFamily {
   }
 };
 
+// What a name resolves to at one size: for buffers the peers read by system calls, and for
+// buffers from allocate_shared (the same algorithm unless `auto` prices them differently).
+struct ResolvedAlgorithm {
+  const AlgorithmInfo* plain = nullptr;
+  const AlgorithmInfo* mapped = nullptr;
+};
+
 struct Comm::Impl {
   std::shared_ptr<CommFamily> family;
   Config& config;
@@ -99,7 +107,7 @@ struct Comm::Impl {
   struct {
     std::string asked;
     std::size_t bytes = 0;
-    const AlgorithmInfo* info = nullptr;
+    ResolvedAlgorithm resolved;
   } last_resolved;
   // `auto`'s cost model over this communicator's node map, made on first use (a bad preset or
   // calibration file fails only then).
@@ -131,10 +139,12 @@ struct Comm::Impl {
   const std::string& where() const { return rank_prefix; }
 
   const Selector& cost_model();
-  std::string resolve_algorithm(std::string_view algorithm, std::size_t bytes);
-  // The algorithm `algorithm` (or "auto", or "" for COLL_ALGO) runs at `bytes`; throws
-  // InvalidArgument naming the available ones when it is unknown or unavailable here.
-  const AlgorithmInfo* resolve_available(std::string_view algorithm, std::size_t bytes);
+  std::string resolve_algorithm(std::string_view algorithm, std::size_t bytes, bool buffers_mapped);
+  // The algorithm `algorithm` (or "auto", or "" for COLL_ALGO) runs at `bytes`, for buffers the
+  // peers read by system calls and for shared ones; throws InvalidArgument naming the available
+  // ones when it is unknown or unavailable here.
+  ResolvedAlgorithm resolve_available(std::string_view algorithm, std::size_t bytes);
+  const AlgorithmInfo* available(const std::string& name);
   void run_allreduce(const AllreduceArgs& args, std::string_view algorithm, std::uint64_t tag);
   // Checks the call with the other ranks and runs `body` as collective number `sequence + 1`;
   // `algorithm` (null: one that takes no part in the check) says whether it carries the check in
@@ -307,13 +317,15 @@ void require_host(const std::string& where, const void* data, const char* what) 
 
 }  // namespace
 
-std::string Comm::Impl::resolve_algorithm(std::string_view algorithm, std::size_t bytes) {
+std::string Comm::Impl::resolve_algorithm(std::string_view algorithm, std::size_t bytes,
+                                          bool buffers_mapped) {
   const std::string name(algorithm.empty() ? std::string_view(config.algorithm) : algorithm);
-  return name == "auto" ? cost_model().choose(bytes) : name;
+  return name == "auto" ? cost_model().choose(bytes, buffers_mapped) : name;
 }
 
-std::string Comm::resolve_algorithm(std::string_view algorithm, std::size_t bytes) const {
-  return impl_->resolve_algorithm(algorithm, bytes);
+std::string Comm::resolve_algorithm(std::string_view algorithm, std::size_t bytes,
+                                    bool buffers_mapped) const {
+  return impl_->resolve_algorithm(algorithm, bytes, buffers_mapped);
 }
 
 // Per communicator: its node map and tuning enter the formulas, and the parameters are read once.
@@ -357,8 +369,17 @@ const Tuning& Comm::tuning() const {
 
 // "auto": the cost model's pick for this size on this node map. Every rank must pick the same;
 // the argument check compares the resolved names, so a disagreement fails loudly.
-const AlgorithmInfo* Comm::Impl::resolve_available(std::string_view algorithm, std::size_t bytes) {
-  const std::string name = resolve_algorithm(algorithm, bytes);
+ResolvedAlgorithm Comm::Impl::resolve_available(std::string_view algorithm, std::size_t bytes) {
+  const std::string name(algorithm.empty() ? std::string_view(config.algorithm) : algorithm);
+  if (name != "auto") {
+    const AlgorithmInfo* info = available(name);
+    return {info, info};
+  }
+  const Selector::Choice choice = cost_model().choose_for_buffers(bytes);
+  return {available(choice.plain), available(choice.mapped)};
+}
+
+const AlgorithmInfo* Comm::Impl::available(const std::string& name) {
   const AlgorithmInfo* info = find_algorithm(name);
   if (info != nullptr && is_available(*info)) return info;
   std::string known;
@@ -379,11 +400,17 @@ void Comm::Impl::run_allreduce(const AllreduceArgs& args, std::string_view algor
                 where() + "communicator unusable after an earlier error: " + broken);
   }
   const std::size_t bytes = args.count * dtype_size(args.type);
-  const AlgorithmInfo* info = last_resolved.info;
-  if (info == nullptr || last_resolved.bytes != bytes || last_resolved.asked != algorithm) {
-    info = resolve_available(algorithm, bytes);
-    last_resolved = {std::string(algorithm), bytes, info};
+  if (last_resolved.resolved.plain == nullptr || last_resolved.bytes != bytes ||
+      last_resolved.asked != algorithm) {
+    last_resolved = {std::string(algorithm), bytes, resolve_available(algorithm, bytes)};
   }
+  const ResolvedAlgorithm& resolved = last_resolved.resolved;
+  // Looked up only where the choice depends on it: small sizes pay nothing.
+  const AlgorithmInfo* info = resolved.mapped != resolved.plain &&
+                                      shared_region_of(args.send, bytes) &&
+                                      shared_region_of(args.recv, bytes)
+                                  ? resolved.mapped
+                                  : resolved.plain;
   try {
     check_memory_supported(*info, args);
   } catch (const Error& error) {

@@ -1,6 +1,8 @@
 // The peer_read all-reduce over real rank processes: ranks of one node read each other's buffers by
 // cross-memory attach (the transport says so), bit-exact for every dtype and op, in and out of
-// place; across emulated nodes, or with COLL_PEER_MEMORY=0, it runs ring and stays exact.
+// place; across emulated nodes, or with COLL_PEER_MEMORY=0, it runs ring and stays exact. Buffers
+// from coll::allocate_shared are mapped by the peers and loaded directly, also when only some
+// ranks' buffers are shared.
 #include <gtest/gtest.h>
 
 #include "run_command.hpp"
@@ -11,8 +13,10 @@ using coll::testing::run_command;
 using coll::testing::says;
 
 coll::testing::CommandResult check_peer_read(const std::string& environment, int nodes,
-                                             int ranks_per_node) {
-  return coll::testing::check_algorithm(environment, "peer_read", nodes, ranks_per_node, "1048579");
+                                             int ranks_per_node,
+                                             const std::string& mode = "check") {
+  return coll::testing::check_algorithm(environment, "peer_read", nodes, ranks_per_node, "1048579",
+                                        mode);
 }
 
 TEST(PeerReadAllreduce, ThreeRanksOfOneNodeReadEachOther) {
@@ -34,6 +38,33 @@ TEST(PeerReadAllreduce, AcrossEmulatedNodesRunsRingExactly) {
   EXPECT_EQ(result.exit_code, 0) << result.output;
   EXPECT_TRUE(says(result, "wrong 0")) << result.output;
   EXPECT_TRUE(says(result, "cross-memory reads from 1 peer(s)")) << result.output;
+}
+
+TEST(PeerReadAllreduce, SharedBuffersAreMappedByThePeersAndStayExact) {
+  const auto result = check_peer_read("", 1, 3, "check-shared");
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_TRUE(says(result, "wrong 0")) << result.output;
+  for (const char* mapped : {"[coll rank 0] INFO: mapped rank 1's shared buffer",
+                             "[coll rank 1] INFO: mapped rank 2's shared buffer",
+                             "[coll rank 2] INFO: mapped rank 0's shared buffer"}) {
+    EXPECT_TRUE(says(result, mapped)) << mapped << "\n" << result.output;
+  }
+  EXPECT_FALSE(says(result, "cannot map")) << result.output;
+}
+
+TEST(PeerReadAllreduce, SharedBuffersOnSomeRanksOnlyStayExact) {
+  // Ranks 0 and 2 share their buffers, rank 1 does not: its peers read it by system calls.
+  const auto result = check_peer_read("", 1, 3, "check-shared-even");
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_TRUE(says(result, "wrong 0")) << result.output;
+  EXPECT_TRUE(says(result, "[coll rank 1] INFO: mapped rank 2's shared buffer")) << result.output;
+  EXPECT_FALSE(says(result, "mapped rank 1's")) << result.output;
+}
+
+TEST(PeerReadAllreduce, SharedBuffersAcrossEmulatedNodesStayExact) {
+  const auto result = check_peer_read("", 2, 2, "check-shared");
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_TRUE(says(result, "wrong 0")) << result.output;
 }
 
 }  // namespace

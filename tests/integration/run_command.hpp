@@ -37,16 +37,17 @@ inline bool says(const CommandResult& result, const std::string& part) {
 // rank_program's bit-exact check of `algorithm` (every type and op, in and out of place) over
 // nodes x ranks_per_node processes with COLL_DEBUG=INFO (the transport describes itself), for
 // counts 0, 1, 7, ranks - 1, and `more_counts`.
+// `mode`: rank_program's check, check-shared or check-shared-even.
 inline CommandResult check_algorithm(const std::string& environment, const std::string& algorithm,
-                                     int nodes, int ranks_per_node,
-                                     const std::string& more_counts) {
+                                     int nodes, int ranks_per_node, const std::string& more_counts,
+                                     const std::string& mode = "check") {
   const int ranks = nodes * ranks_per_node;
   const std::string counts =
       "0 1 7 " + std::to_string(ranks > 1 ? ranks - 1 : 0) + " " + more_counts;
   return run_command(environment + " COLL_DEBUG=INFO " + COLLRUN_PATH + " --nodes " +
                          std::to_string(nodes) + " --ranks-per-node " +
-                         std::to_string(ranks_per_node) + " " + RANK_PROGRAM_PATH + " check " +
-                         algorithm + " " + counts,
+                         std::to_string(ranks_per_node) + " " + RANK_PROGRAM_PATH + " " + mode +
+                         " " + algorithm + " " + counts,
                      300);
 }
 #endif

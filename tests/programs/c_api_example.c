@@ -64,6 +64,24 @@ static int exercise(collComm_t comm) {
     fprintf(stderr, "a null buffer was not reported\n");
     return 1;
   }
+  /* Buffers the ranks of a node map into each other (large enough for peer_read). */
+  enum { kSharedCount = 1 << 20 };
+  float* shared = NULL;
+  CHECK(collMemAlloc((void**)&shared, kSharedCount * sizeof(float)));
+  for (int i = 0; i < kSharedCount; ++i) shared[i] = (float)(rank + i % 3);
+  CHECK(collAllReduce(shared, shared, kSharedCount, collFloat32, collSum, comm, NULL));
+  for (int i = 0; i < kSharedCount; ++i) {
+    if (shared[i] != recv[i % 3]) {
+      fprintf(stderr, "rank %d: shared element %d is %g, expected %g\n", rank, i, shared[i],
+              recv[i % 3]);
+      return 1;
+    }
+  }
+  CHECK(collMemFree(shared));
+  if (collMemAlloc(NULL, 8) != collInvalidArgument || collMemFree(send) != collInvalidArgument) {
+    fprintf(stderr, "a bad collMemAlloc or collMemFree was not reported\n");
+    return 1;
+  }
   printf("rank %d of %d: c api ok\n", rank, size);
   return 0;
 }

@@ -1,6 +1,8 @@
 // A rank process for the integration tests, started by the launcher (or mpirun). Its first
 // argument picks a behaviour:
 //   check ALGO COUNT...   every dtype and op, in and out of place, bit-exact against exact_data
+//   check-shared ALGO COUNT...       the same with buffers from coll::allocate_shared
+//   check-shared-even ALGO COUNT...  the same, shared on even ranks only
 //   die RANK AFTER        RANK kills itself (SIGKILL) after AFTER all-reduces; others continue
 //   stall RANK AFTER      RANK stops answering (sleeps) after AFTER all-reduces
 //   stop RANK AFTER       RANK stops its process (SIGSTOP) after AFTER all-reduces, first printing
@@ -36,8 +38,8 @@ using coll::DataType;
 using coll::ReduceOp;
 
 std::size_t check_all(coll::Comm& comm, const std::string& algorithm,
-                      const std::vector<std::size_t>& counts) {
-  coll::BufferPool pool;
+                      const std::vector<std::size_t>& counts, coll::Sharing sharing) {
+  coll::BufferPool pool(sharing);
   std::size_t largest = 1;
   for (std::size_t c : counts) largest = std::max(largest, c);
   auto send = pool.acquire(largest * 8);
@@ -189,10 +191,13 @@ int main(int argc, char** argv) {
       ::sleep(static_cast<unsigned>(std::stoi(args.at(2))));
     }
     auto comm = coll::Comm::from_environment();
-    if (mode == "check") {
+    if (mode == "check" || mode == "check-shared" || mode == "check-shared-even") {
       std::vector<std::size_t> counts;
       for (std::size_t i = 2; i < args.size(); ++i) counts.push_back(std::stoull(args[i]));
-      const std::size_t wrong = check_all(*comm, args.at(1), counts);
+      const bool shared =
+          mode == "check-shared" || (mode == "check-shared-even" && comm->rank() % 2 == 0);
+      const std::size_t wrong = check_all(
+          *comm, args.at(1), counts, shared ? coll::Sharing::WithPeers : coll::Sharing::Private);
       if (comm->rank() == 0) std::printf("wrong %zu\n", wrong);
       return wrong == 0 ? 0 : 1;
     }

@@ -10,9 +10,13 @@
 
 namespace coll {
 
-class PinnedRegion {  // one mapping, page-aligned, huge pages advised, fully touched
+// Private: anonymous memory (huge pages advised). WithPeers: from allocate_shared
+// (coll/shared_memory.hpp), which the ranks of one host can map (no huge pages there).
+enum class Sharing { Private, WithPeers };
+
+class PinnedRegion {  // one mapping, page-aligned, fully touched
  public:
-  explicit PinnedRegion(std::size_t bytes);
+  explicit PinnedRegion(std::size_t bytes, Sharing sharing = Sharing::Private);
   ~PinnedRegion();
   PinnedRegion(const PinnedRegion&) = delete;
   PinnedRegion& operator=(const PinnedRegion&) = delete;
@@ -23,6 +27,7 @@ class PinnedRegion {  // one mapping, page-aligned, huge pages advised, fully to
  private:
   std::byte* data_;
   std::size_t size_;
+  Sharing sharing_;
 };
 
 class BufferPool {
@@ -42,12 +47,16 @@ class BufferPool {
     std::unique_ptr<PinnedRegion> region_;
   };
 
+  BufferPool() = default;
+  explicit BufferPool(Sharing sharing) : sharing_(sharing) {}
+
   // A region of at least `bytes`: the smallest free one that fits, else a new one.
   Lease acquire(std::size_t bytes);
   std::size_t bytes_held() const;
 
  private:
   void give_back(std::unique_ptr<PinnedRegion> region);
+  Sharing sharing_ = Sharing::Private;
   mutable std::mutex mutex_;  // the caller and the progress engine both lease
   std::vector<std::unique_ptr<PinnedRegion>> free_;
 };

@@ -77,6 +77,12 @@ collResult_t collCommDestroy(collComm_t comm);
 collResult_t collCommCount(const collComm_t comm, int* count);
 collResult_t collCommUserRank(const collComm_t comm, int* rank);
 
+/* Memory the ranks of one host map into each other (like ncclMemAlloc): all-reduces whose
+ * buffers come from here read peers' data with plain loads (peer_read), no system call per read.
+ * *ptr: at least `size` bytes, zeroed. Free with collMemFree (NULL is a no-op). */
+collResult_t collMemAlloc(void** ptr, size_t size);
+collResult_t collMemFree(void* ptr);
+
 collResult_t collAllReduce(const void* sendbuff, void* recvbuff, size_t count,
                            collDataType_t datatype, collRedOp_t op, collComm_t comm,
                            collStream_t stream);

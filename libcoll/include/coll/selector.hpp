@@ -64,13 +64,22 @@ class Selector {
   const model::Shape& shape() const { return shape_; }
   const Tuning& tuning() const { return tuning_; }
 
-  std::optional<model::Prediction> predict(std::string_view algorithm, std::size_t bytes) const;
+  // `buffers_mapped`: the call's buffers come from allocate_shared
+  // (CostParams::peer_buffers_mapped).
+  std::optional<model::Prediction> predict(std::string_view algorithm, std::size_t bytes,
+                                           bool buffers_mapped = false) const;
   // Every registered candidate of this process, explained; the winner is the decision table's
   // when a rule covers this size and names a candidate of this process.
-  Explanation explain(std::size_t bytes) const;
-  // The library's `auto`: the table's or the model's winner (ring when there is neither).
-  // Cached per size; safe to call from several threads.
-  std::string choose(std::size_t bytes) const;
+  Explanation explain(std::size_t bytes, bool buffers_mapped = false) const;
+  // The library's `auto`: the table's or the model's winner (ring when there is neither), for
+  // buffers the peers read by system calls (`plain`) and for buffers they map (`mapped`): the
+  // same name wherever mapping changes nothing, so a caller looks its buffers up only where the
+  // two differ. Cached per size; safe to call from several threads.
+  struct Choice {
+    std::string plain, mapped;
+  };
+  Choice choose_for_buffers(std::size_t bytes) const;
+  std::string choose(std::size_t bytes, bool buffers_mapped = false) const;
 
  private:
   model::CostParams params_;
@@ -80,7 +89,8 @@ class Selector {
   std::string decisions_source_;
   std::vector<std::string> candidates_;
   mutable std::mutex mutex_;
-  mutable std::map<std::size_t, std::string> choices_;
+  model::CostParams mapped_params_;  // params_ with peer_buffers_mapped
+  mutable std::map<std::size_t, Choice> choices_;
 };
 
 }  // namespace coll

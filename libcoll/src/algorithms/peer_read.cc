@@ -2,6 +2,8 @@
 // addresses of its buffers, reduces its 1/p block by reading the other ranks' inputs straight from
 // their memory (Transport::peer_memory: cross-memory attach between processes, a plain copy
 // between threads), then copies every other block of the result from the rank that reduced it.
+// Buffers from allocate_shared (coll/shared_memory.hpp) are not even copied: the peers map them
+// and load from them (Transport::peer_memory's view), with no system call per read.
 // Nothing is staged: per rank that is the memory-bandwidth minimum of an all-reduce (read the
 // input, read the peers' parts of one block, write the result; bench/memory_bound measures it).
 // Three rounds of small messages order the reads: buffers published (inputs ready), block
@@ -10,7 +12,8 @@
 // refuses cross-memory attach, COLL_PEER_MEMORY=0), every rank of the group runs ring instead.
 //
 // Cost: 3 rounds of p-1 messages, then each rank reads (p-1)/p*M from peers for its block and
-// (p-1)/p*M of results, at the intra-node beta (of p concurrent flows, where a node stages).
+// (p-1)/p*M of results, at the intra-node beta (of p concurrent flows, where a node stages), each
+// read paying a system call; from mapped (shared) buffers, at half that beta and no call.
 // The block's reduction reads one operand from cache (each peer piece is read into a cache-sized
 // buffer just before it is added), so it moves 2/3 of the memory traffic gamma was measured with
 // (c = a + b, all in memory).
@@ -22,6 +25,8 @@
 
 #include "algorithms/partition.hpp"
 #include "algorithms/registry.hpp"
+#include "core/bulk_copy.hpp"
+#include "core/shared_regions.hpp"
 #include "model/link_model.hpp"
 #include "reduce/reducer.hpp"
 #include "transport/job_failure.hpp"
@@ -40,7 +45,12 @@ struct Published {
   std::uint64_t send = 0;
   std::uint64_t recv = 0;
   std::uint64_t bytes = 0;  // of each buffer: the reads stay inside what the owner passed
+  SharedRegionRef send_region, recv_region;  // where allocate_shared made them: peers map them
 };
+
+SharedRegionRef region_holding(const void* buffer, std::size_t bytes) {
+  return shared_region_of(buffer, bytes).value_or(SharedRegionRef{});
+}
 
 // The same answer on every rank of the group: the node map and PeerMemory's pairs are shared.
 bool reaches_whole_group(const CollectiveContext& context) {
@@ -71,7 +81,9 @@ class PeerReadAllreduce {
         published_(static_cast<std::size_t>(group_.size())) {}
 
   void run() {
-    const Published mine{address_of(args_.send), address_of(args_.recv), args_.count * elem_};
+    const std::size_t bytes = args_.count * elem_;
+    const Published mine{address_of(args_.send), address_of(args_.recv), bytes,
+                         region_holding(args_.send, bytes), region_holding(args_.recv, bytes)};
     exchange(kPublished, &mine, published_.data(), sizeof(Published));
     refuse_other_sizes(mine.bytes);
     reduce_my_block();
@@ -136,15 +148,26 @@ class PeerReadAllreduce {
     auto scratch = context_.pool.acquire(std::min(length, piece) * elem_);
     const auto* send = static_cast<const std::byte*>(args_.send);
     auto* recv = static_cast<std::byte*>(args_.recv);
+    // The peers' parts of the block that this rank loads itself (shared buffers), else nullptr.
+    std::vector<const std::byte*> views(published_.size(), nullptr);
+    for (int peer = 0; peer < group_.size(); ++peer) {
+      if (peer == group_.me) continue;
+      views[peer] = memory_.view(group_.global(peer), published_[peer].send_region,
+                                 published_[peer].send + begin * elem_, length * elem_);
+    }
     for (std::size_t done = 0; done < length; done += piece) {
       const std::size_t count = std::min(piece, length - done);
       const std::size_t offset = (begin + done) * elem_;
       const std::byte* accumulated = send + offset;
       for (int peer = 0; peer < group_.size(); ++peer) {
         if (peer == group_.me) continue;
-        memory_.read(group_.global(peer), published_[peer].send + offset, scratch.data(),
-                     count * elem_);
-        reduce(args_.type, args_.op, recv + offset, accumulated, scratch.data(), count);
+        const std::byte* operand =
+            views[peer] != nullptr ? views[peer] + done * elem_ : scratch.data();
+        if (views[peer] == nullptr) {
+          memory_.read(group_.global(peer), published_[peer].send + offset, scratch.data(),
+                       count * elem_);
+        }
+        reduce(args_.type, args_.op, recv + offset, accumulated, operand, count);
         accumulated = recv + offset;
       }
       if (args_.op == ReduceOp::Avg)
@@ -157,8 +180,14 @@ class PeerReadAllreduce {
     const std::size_t offset = blocks_.offset(block) * elem_;
     const std::size_t bytes = blocks_.length(block) * elem_;
     if (bytes == 0) return;
-    memory_.read(group_.global(peer), published_[peer].recv + offset,
-                 static_cast<std::byte*>(args_.recv) + offset, bytes);
+    auto* target = static_cast<std::byte*>(args_.recv) + offset;
+    const std::uint64_t remote = published_[peer].recv + offset;
+    if (const std::byte* view =
+            memory_.view(group_.global(peer), published_[peer].recv_region, remote, bytes)) {
+      bulk_copy(target, view, bytes);
+    } else {
+      memory_.read(group_.global(peer), remote, target, bytes);
+    }
   }
 
   const CollectiveContext& context_;
@@ -188,9 +217,12 @@ std::optional<model::Prediction> peer_read_cost(const model::CostParams& params,
   // Reads: of each peer's part of this rank's block, one per piece, then each peer's block.
   const double pieces = std::max(1.0, std::ceil(m / p / static_cast<double>(kPieceBytes)));
   const double reads = (p - 1) * (pieces + 1);
-  out.latency_s = 3.0 * (p - 1) * params.intra.alpha_s + reads * params.peer_read_call_s;
+  const bool mapped = params.peer_buffers_mapped;
+  out.latency_s =
+      3.0 * (p - 1) * params.intra.alpha_s + (mapped ? 0 : reads * params.peer_read_call_s);
   // Every rank reads at once: on a node whose transfers pass a shared host staging path, p flows.
-  out.bandwidth_s = 2.0 * peers_share * model::intra_beta(params, p);
+  // The intra-node beta prices a message (two copies); a load from a mapped buffer is one.
+  out.bandwidth_s = 2.0 * peers_share * model::intra_beta(params, p) / (mapped ? 2 : 1);
   out.reduction_s = 2.0 / 3.0 * peers_share * params.gamma_s_per_byte;
   out.detail = model::detail_text("3 rounds of %d messages; %d reads of 2(p-1)/p*M from peers",
                                   p - 1, static_cast<int>(reads));

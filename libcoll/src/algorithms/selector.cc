@@ -129,15 +129,20 @@ Selector::Selector(model::CostParams params, const std::vector<int>& node_of_ran
       tuning_(std::move(tuning)),
       decisions_(std::move(decisions)),
       decisions_source_(std::move(decisions_source)),
-      candidates_(registered_candidates()) {}
-
-std::optional<model::Prediction> Selector::predict(std::string_view algorithm,
-                                                   std::size_t bytes) const {
-  return coll::predict(algorithm, params_, shape_, bytes, tuning_);
+      candidates_(registered_candidates()),
+      mapped_params_(params_) {
+  mapped_params_.peer_buffers_mapped = true;
 }
 
-Explanation Selector::explain(std::size_t bytes) const {
-  Explanation out = coll::explain(params_, shape_, bytes, candidates_, tuning_);
+std::optional<model::Prediction> Selector::predict(std::string_view algorithm, std::size_t bytes,
+                                                   bool buffers_mapped) const {
+  return coll::predict(algorithm, buffers_mapped ? mapped_params_ : params_, shape_, bytes,
+                       tuning_);
+}
+
+Explanation Selector::explain(std::size_t bytes, bool buffers_mapped) const {
+  Explanation out =
+      coll::explain(buffers_mapped ? mapped_params_ : params_, shape_, bytes, candidates_, tuning_);
   const model::DecisionRule* rule = decisions_ ? decisions_->find(shape_, bytes) : nullptr;
   if (rule == nullptr) return out;
   const bool runnable =
@@ -155,13 +160,20 @@ Explanation Selector::explain(std::size_t bytes) const {
   return out;
 }
 
-std::string Selector::choose(std::size_t bytes) const {
+Selector::Choice Selector::choose_for_buffers(std::size_t bytes) const {
   std::lock_guard lock(mutex_);
   if (auto it = choices_.find(bytes); it != choices_.end()) return it->second;
-  std::string winner = explain(bytes).winner;
-  if (winner.empty()) winner = "ring";
+  auto winner = [&](bool mapped) {
+    std::string name = explain(bytes, mapped).winner;
+    return name.empty() ? std::string("ring") : name;
+  };
   if (choices_.size() > 4096) choices_.clear();  // bounded: sizes vary in model replays
-  return choices_.emplace(bytes, winner).first->second;
+  return choices_.emplace(bytes, Choice{winner(false), winner(true)}).first->second;
+}
+
+std::string Selector::choose(std::size_t bytes, bool buffers_mapped) const {
+  Choice choice = choose_for_buffers(bytes);
+  return std::move(buffers_mapped ? choice.mapped : choice.plain);
 }
 
 }  // namespace coll

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "coll/error.hpp"
+#include "coll/shared_memory.hpp"
 
 namespace coll {
 namespace {
@@ -13,8 +14,14 @@ constexpr std::size_t kHugePage = 2u << 20;
 constexpr std::size_t kPage = 4096;
 }  // namespace
 
-PinnedRegion::PinnedRegion(std::size_t bytes)
-    : data_(nullptr), size_(std::max<std::size_t>(kPage, (bytes + kPage - 1) / kPage * kPage)) {
+PinnedRegion::PinnedRegion(std::size_t bytes, Sharing sharing)
+    : data_(nullptr),
+      size_(std::max<std::size_t>(kPage, (bytes + kPage - 1) / kPage * kPage)),
+      sharing_(sharing) {
+  if (sharing_ == Sharing::WithPeers) {
+    data_ = static_cast<std::byte*>(allocate_shared(size_));
+    return;
+  }
   void* mapped = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (mapped == MAP_FAILED) throw_system_error("mmap of " + std::to_string(size_) + " bytes");
   if (size_ >= kHugePage) ::madvise(mapped, size_, MADV_HUGEPAGE);
@@ -23,7 +30,11 @@ PinnedRegion::PinnedRegion(std::size_t bytes)
 }
 
 PinnedRegion::~PinnedRegion() {
-  ::munmap(data_, size_);
+  if (sharing_ == Sharing::WithPeers) {
+    free_shared(data_);
+  } else {
+    ::munmap(data_, size_);
+  }
 }
 
 BufferPool::Lease::~Lease() {
@@ -44,7 +55,7 @@ BufferPool::Lease BufferPool::acquire(std::size_t bytes) {
     return Lease(this, std::move(region));
   }
   lock.unlock();  // faulting in a new region is slow: do not hold others up
-  return Lease(this, std::make_unique<PinnedRegion>(bytes));
+  return Lease(this, std::make_unique<PinnedRegion>(bytes, sharing_));
 }
 
 void BufferPool::give_back(std::unique_ptr<PinnedRegion> region) {

@@ -98,13 +98,27 @@ std::unique_ptr<CrossMemory> CrossMemory::connect(Bootstrap& bootstrap,
     for (int b = 0; b < size; ++b) pairs[a][b] = rows[a][b] == '1' && rows[b][a] == '1';
   }
   return std::unique_ptr<CrossMemory>(
-      new CrossMemory(std::move(pids), std::move(pairs),
+      new CrossMemory(me, std::move(pids), std::move(pairs),
                       agreed_read_call_seconds(rows, static_cast<std::size_t>(size))));
 }
+
+// A collective views at most two buffers of each peer, and the communicators sharing this
+// transport may run one each at once: room for a few such collectives, so none loses a view.
+CrossMemory::CrossMemory(int me, std::vector<pid_t> pids, std::vector<std::vector<bool>> pairs,
+                         double read_call)
+    : pids_(std::move(pids)),
+      pairs_(std::move(pairs)),
+      read_call_seconds_(read_call),
+      mappings_(me, static_cast<int>(pids_.size()), 8 * pids_.size() + 16) {}
 
 bool CrossMemory::connects(int a, int b) const {
   const auto size = static_cast<int>(pairs_.size());
   return a >= 0 && b >= 0 && a < size && b < size && pairs_[a][b];
+}
+
+const std::byte* CrossMemory::view(int peer, const SharedRegionRef& region, std::uint64_t remote,
+                                   std::size_t bytes) {
+  return mappings_.view(peer, pids_[peer], region, remote, bytes);
 }
 
 void CrossMemory::read(int peer, std::uint64_t remote, void* local, std::size_t bytes) {

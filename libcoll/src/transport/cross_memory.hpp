@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "transport/peer_mappings.hpp"
 #include "transport/peer_memory.hpp"
 
 namespace coll {
@@ -24,14 +25,18 @@ class CrossMemory final : public PeerMemory {
 
   bool connects(int a, int b) const override;
   void read(int peer, std::uint64_t remote, void* local, std::size_t bytes) override;
+  // A peer's allocate_shared region, mapped into this process (PeerMappings).
+  const std::byte* view(int peer, const SharedRegionRef& region, std::uint64_t remote,
+                        std::size_t bytes) override;
   double read_call_seconds() const override { return read_call_seconds_; }
 
  private:
-  CrossMemory(std::vector<pid_t> pids, std::vector<std::vector<bool>> pairs, double read_call)
-      : pids_(std::move(pids)), pairs_(std::move(pairs)), read_call_seconds_(read_call) {}
+  CrossMemory(int me, std::vector<pid_t> pids, std::vector<std::vector<bool>> pairs,
+              double read_call);
   std::vector<pid_t> pids_;               // by rank
   std::vector<std::vector<bool>> pairs_;  // [a][b]: both probes succeeded
   double read_call_seconds_;              // the median of the ranks' timed probe reads
+  PeerMappings mappings_;
 };
 
 }  // namespace coll

@@ -37,13 +37,17 @@ struct PostedReceive {
 
 using MatchKey = std::pair<int, Tag>;  // (sender, tag)
 
-// Ranks that are threads of one process read each other's buffers with a plain copy.
+// Ranks that are threads of one process reach each other's buffers directly.
 class SharedAddressSpace final : public PeerMemory {
  public:
   explicit SharedAddressSpace(int size) : size_(size) {}
   bool connects(int a, int b) const override { return a >= 0 && b >= 0 && a < size_ && b < size_; }
   void read(int, std::uint64_t remote, void* local, std::size_t bytes) override {
     if (bytes > 0) std::memcpy(local, reinterpret_cast<const void*>(remote), bytes);
+  }
+  // Threads load each other's memory themselves, shared allocation or not.
+  const std::byte* view(int, const SharedRegionRef&, std::uint64_t remote, std::size_t) override {
+    return reinterpret_cast<const std::byte*>(remote);
   }
 
  private:

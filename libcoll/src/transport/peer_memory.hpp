@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/shared_regions.hpp"
+
 namespace coll {
 
 class PeerMemory {
@@ -21,6 +23,15 @@ class PeerMemory {
   // Copies `bytes` at `remote`, an address in `peer`'s memory that the peer published (and
   // keeps valid and unchanged until told otherwise), into `local`. Throws coll::Error on failure.
   virtual void read(int peer, std::uint64_t remote, void* local, std::size_t bytes) = 0;
+
+  // Where this rank can load `bytes` at `remote` in `peer`'s memory itself, with no copy: the
+  // peer published them with `region`, the allocate_shared region holding them (fd -1: none).
+  // Valid while the collective that asked runs; nullptr where they cannot be reached so (then
+  // read() copies them).
+  virtual const std::byte* view(int /*peer*/, const SharedRegionRef& /*region*/,
+                                std::uint64_t /*remote*/, std::size_t /*bytes*/) {
+    return nullptr;
+  }
 
   // What one read costs besides its bytes (a system call for cross-memory attach), as the ranks
   // measured it together when they connected: the same on every rank, so the cost model's
