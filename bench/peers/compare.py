@@ -72,6 +72,9 @@ def main():
     parser.add_argument("--models", default="googlenet,resnet50,alexnet",
                         help="model replays, comma separated; 'none' for sizes only")
     parser.add_argument("--replay-iters", default="5")
+    parser.add_argument("--buffers", default="shared", choices=("shared", "private"),
+                        help="collbench's buffers: shared (coll::allocate_shared, mapped by the "
+                             "peers of a node) or private (plain memory, as the peers' drivers)")
     parser.add_argument("--json", help="write the table, commands and machine load here")
     parser.add_argument("--markdown", help="write the table as markdown here")
     args = parser.parse_args()
@@ -86,7 +89,8 @@ def main():
     collbench = os.path.join(args.build, "bench", "collbench")
     mpi_driver = os.path.join(args.build, "bench", "peers", "mpi_allreduce")
     gloo_driver = os.path.join(ROOT, "bench", "peers", "gloo_allreduce.py")
-    shape = ["--nodes", str(args.nodes), "--ranks-per-node", str(args.ranks_per_node)]
+    shape = ["--nodes", str(args.nodes), "--ranks-per-node", str(args.ranks_per_node),
+             "--buffers", args.buffers]
     sizes = ["-b", args.b, "-e", args.e, "-f", args.f, "-n", args.n, "-w", args.w]
     replay_counts = ["-n", args.replay_iters, "-w", "1"]
     models = [] if args.models == "none" else args.models.split(",")
@@ -175,7 +179,8 @@ def main():
     columns = [c for c in columns if any(c in row for row in rows)]
     fmt = lambda v: v if isinstance(v, str) else ("-" if v is None else f"{v:.3g}")  # noqa: E731
     title = (f"# libcoll vs {', '.join(peers) or 'nothing'}: {args.nodes} node(s) x "
-             f"{args.ranks_per_node} rank(s), medians of {args.rounds} interleaved rounds; "
+             f"{args.ranks_per_node} rank(s), {args.buffers} libcoll buffers, medians of "
+             f"{args.rounds} interleaved rounds; "
              "ratio = peer / libcoll (> 1: libcoll faster)")
     print(title)
     print("# load before/after: " + " | ".join(uptime))
