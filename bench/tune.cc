@@ -87,7 +87,8 @@ int run_tune(coll::Comm& comm, const Options& options) {
   coll::BufferPool pool(options.buffers);
   auto send = pool.acquire(options.max_bytes + 64);
   auto recv = pool.acquire(options.max_bytes + 64);
-  const std::string shape = coll::model::shape_key(comm.selector().shape());
+  const std::string shape =
+      coll::model::shape_key(comm.selector().shape(), options.buffers == coll::Sharing::WithPeers);
   if (lead) {
     std::printf(
         "# collbench --tune: shape %s (%s), %zu algorithm(s), %d rounds of %d iterations "

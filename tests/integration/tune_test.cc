@@ -40,7 +40,9 @@ TEST_F(Tune, WritesATableThatAutoThenFollows) {
   EXPECT_NE(tune.output.find("saved to " + table), std::string::npos) << tune.output;
   const auto loaded = coll::model::load_decision_table(table, coll::Comm::algorithms());
   ASSERT_TRUE(loaded);
-  ASSERT_EQ(loaded->rules.count("1x2"), 1u) << loaded->text();
+  // collbench's buffers are shared by default: the rules are those for shared buffers.
+  ASSERT_EQ(loaded->rules.count("1x2/shared"), 1u) << loaded->text();
+  EXPECT_EQ(loaded->rules.count("1x2"), 0u) << loaded->text();
   EXPECT_EQ(loaded->rules.at("4x1").front().algorithm, "tree");
 
   // Every available algorithm was measured, and the table holds each size's winner: the fastest
@@ -57,7 +59,8 @@ TEST_F(Tune, WritesATableThatAutoThenFollows) {
     }
     EXPECT_GE(winner, best) << size;
     EXPECT_LE(winner, best * 1.05) << size;
-    EXPECT_EQ(loaded->find(shape, size["bytes"].get<std::size_t>())->algorithm, size["winner"]);
+    EXPECT_EQ(loaded->find(shape, size["bytes"].get<std::size_t>(), true)->algorithm,
+              size["winner"]);
   }
 
   // The next run's auto runs the table's algorithm at every size.
@@ -69,11 +72,23 @@ TEST_F(Tune, WritesATableThatAutoThenFollows) {
   const auto measured = read_json(dir + "/s.json");
   ASSERT_EQ(measured["summary"].size(), 3u);
   for (const auto& size : measured["summary"]) {
-    EXPECT_EQ(size["auto_ran"], loaded->find(shape, size["bytes"].get<std::size_t>())->algorithm)
+    EXPECT_EQ(size["auto_ran"],
+              loaded->find(shape, size["bytes"].get<std::size_t>(), true)->algorithm)
         << "at " << size["bytes"];
     EXPECT_TRUE(size.contains("auto_vs_best_pct"));
   }
   EXPECT_NE(sweep.output.find("auto within 10% of the fastest at"), std::string::npos);
+
+  // Tuned with private buffers, the plain rules are written beside the shared ones.
+  const auto tune_private = run_command(
+      collbench("--ranks-per-node 2 --tune --buffers private --algo ring,direct -b 1K -e 1K -n 2 "
+                "-w 1"),
+      240);
+  ASSERT_EQ(tune_private.exit_code, 0) << tune_private.output;
+  const auto both = coll::model::load_decision_table(table, coll::Comm::algorithms());
+  ASSERT_TRUE(both);
+  EXPECT_EQ(both->rules.count("1x2"), 1u) << both->text();
+  EXPECT_EQ(both->rules.count("1x2/shared"), 1u) << both->text();
 }
 
 TEST_F(Tune, ABadTableFailsAutoWithTheFileAndLine) {

@@ -49,6 +49,26 @@ TEST(DecisionTable, ParsesRulesPerShapeAndFindsTheCoveringOne) {
   EXPECT_EQ(table.find(Shape::uniform(1, 4), 8), nullptr) << "a shape without rules";
 }
 
+TEST(DecisionTable, SharedBuffersHaveTheirOwnRules) {
+  const auto table = parse_decision_table(
+      "format = libcoll-tuning 1\n1x2 0 ring\n1x2/shared 0 tree\n2+1/shared 0 ring\n", "t.txt",
+      kKnown);
+  const Shape pair = Shape::uniform(1, 2);
+  EXPECT_EQ(shape_key(pair, true), "1x2/shared");
+  EXPECT_EQ(table.find(pair, 1 << 20)->algorithm, "ring");
+  EXPECT_EQ(table.find(pair, 1 << 20, true)->algorithm, "tree");
+  EXPECT_EQ(table.find(Shape::from_node_of_rank({0, 0, 1}), 8, true)->algorithm, "ring");
+  EXPECT_EQ(table.find(Shape::from_node_of_rank({0, 0, 1}), 8), nullptr);
+  EXPECT_NE(table.text().find("1x2/shared 0 tree"), std::string::npos);
+  const Selector tuned(flat(), {0, 0}, Tuning{}, table, "t.txt");
+  EXPECT_EQ(tuned.choose(1 << 20), "ring");
+  EXPECT_EQ(tuned.choose(1 << 20, true), "tree");
+  EXPECT_NE(error_of("format = libcoll-tuning 1\n1x2/private 0 ring\n").find("line 2: shape"),
+            std::string::npos);
+  EXPECT_NE(error_of("format = libcoll-tuning 1\n/shared 0 ring\n").find("line 2: shape"),
+            std::string::npos);
+}
+
 TEST(DecisionTable, BadFilesFailWithTheFileLineAndProblem) {
   const std::string head = "format = libcoll-tuning 1\n";
   EXPECT_NE(error_of("2x2 0 ring\n").find("tuning file t.txt: no 'format = libcoll-tuning 1'"),

@@ -143,12 +143,14 @@ std::optional<model::Prediction> Selector::predict(std::string_view algorithm, s
 Explanation Selector::explain(std::size_t bytes, bool buffers_mapped) const {
   Explanation out =
       coll::explain(buffers_mapped ? mapped_params_ : params_, shape_, bytes, candidates_, tuning_);
-  const model::DecisionRule* rule = decisions_ ? decisions_->find(shape_, bytes) : nullptr;
+  const model::DecisionRule* rule =
+      decisions_ ? decisions_->find(shape_, bytes, buffers_mapped) : nullptr;
   if (rule == nullptr) return out;
   const bool runnable =
       std::find(candidates_.begin(), candidates_.end(), rule->algorithm) != candidates_.end();
-  const std::string where = "tuning file " + decisions_source_ + " (" + model::shape_key(shape_) +
-                            " from " + std::to_string(rule->from_bytes) + " B)";
+  const std::string where = "tuning file " + decisions_source_ + " (" +
+                            model::shape_key(shape_, buffers_mapped) + " from " +
+                            std::to_string(rule->from_bytes) + " B)";
   if (!runnable) {
     out.reason += "; " + where + " names " + rule->algorithm + ", not available here";
     return out;

@@ -15,6 +15,7 @@ namespace coll::model {
 namespace {
 
 constexpr const char* kFormat = "libcoll-tuning 1";
+constexpr std::string_view kSharedSuffix = "/shared";
 
 std::string trim(std::string_view text) {
   const auto begin = text.find_first_not_of(" \t\r");
@@ -28,7 +29,7 @@ bool all_digits(const std::string& text) {
 }
 
 // "2x2" or "3+2" (every part a positive rank count); nullopt when malformed.
-std::optional<std::string> parse_shape(const std::string& text) {
+std::optional<std::string> parse_nodes(const std::string& text) {
   const auto x = text.find('x');
   if (x != std::string::npos) {
     const std::string nodes = text.substr(0, x), per_node = text.substr(x + 1);
@@ -53,19 +54,30 @@ std::optional<std::string> parse_shape(const std::string& text) {
   return key;
 }
 
-}  // namespace
-
-std::string shape_key(const Shape& shape) {
-  if (shape.min_local() == shape.max_local()) {
-    return std::to_string(shape.nodes) + "x" + std::to_string(shape.max_local());
-  }
-  std::string key;
-  for (const int size : shape.local_sizes) key += (key.empty() ? "" : "+") + std::to_string(size);
-  return key;
+// The nodes' key, then "/shared" if the text ends in it.
+std::optional<std::string> parse_shape(const std::string& text) {
+  const bool shared = text.size() > kSharedSuffix.size() && text.ends_with(kSharedSuffix);
+  const auto nodes =
+      parse_nodes(shared ? text.substr(0, text.size() - kSharedSuffix.size()) : text);
+  if (!nodes) return std::nullopt;
+  return shared ? *nodes + std::string(kSharedSuffix) : *nodes;
 }
 
-const DecisionRule* DecisionTable::find(const Shape& shape, std::size_t bytes) const {
-  const auto it = rules.find(shape_key(shape));
+}  // namespace
+
+std::string shape_key(const Shape& shape, bool shared_buffers) {
+  std::string key;
+  if (shape.min_local() == shape.max_local()) {
+    key = std::to_string(shape.nodes) + "x" + std::to_string(shape.max_local());
+  } else {
+    for (const int size : shape.local_sizes) key += (key.empty() ? "" : "+") + std::to_string(size);
+  }
+  return shared_buffers ? key + std::string(kSharedSuffix) : key;
+}
+
+const DecisionRule* DecisionTable::find(const Shape& shape, std::size_t bytes,
+                                        bool shared_buffers) const {
+  const auto it = rules.find(shape_key(shape, shared_buffers));
   if (it == rules.end()) return nullptr;
   const DecisionRule* covering = nullptr;
   for (const auto& rule : it->second) {
@@ -78,8 +90,9 @@ const DecisionRule* DecisionTable::find(const Shape& shape, std::size_t bytes) c
 std::string DecisionTable::text() const {
   std::ostringstream out;
   out << "# libcoll decision table, written by collbench --tune: the all-reduce algorithm `auto`\n"
-      << "# runs per job shape (NODESxRANKS_PER_NODE, or ranks per node joined by '+') from a\n"
-      << "# message size in bytes up to the next rule of the same shape (COLL_TUNING_FILE)\n"
+      << "# runs per job shape (NODESxRANKS_PER_NODE, or ranks per node joined by '+'; '/shared':\n"
+      << "# for buffers from allocate_shared) from a message size in bytes up to the next rule of\n"
+      << "# the same shape (COLL_TUNING_FILE)\n"
       << "format = " << kFormat << "\n"
       << "host = " << host << "\n";
   for (const auto& [shape, shape_rules] : rules) {
@@ -124,7 +137,8 @@ DecisionTable parse_decision_table(std::string_view text, const std::string& pat
     }
     const auto shape = parse_shape(shape_text);
     if (!shape) {
-      fail(number, "shape '" + shape_text + "' is neither NODESxRANKS_PER_NODE nor A+B+...");
+      fail(number, "shape '" + shape_text +
+                       "' is neither NODESxRANKS_PER_NODE nor A+B+... (optionally with /shared)");
     }
     const auto bytes = parse_size(size_text);
     if (!bytes || *bytes < 0) fail(number, "'" + size_text + "' is not a size in bytes");

@@ -7,9 +7,11 @@
 //   host = <where it was measured; informational>
 //   <SHAPE> <FROM_BYTES> <ALGORITHM>        one rule a line
 // SHAPE is NODESxRANKS_PER_NODE ("2x2"), or the ranks of every node joined by '+' for uneven
-// nodes ("3+2"). A rule holds from FROM_BYTES (plain bytes or K/M/G) up to the next rule of the
-// same shape; FROM_BYTES must increase within a shape. Sizes below a shape's first rule, and
-// shapes without rules, are left to the cost model.
+// nodes ("3+2"); "/shared" after it ("1x2/shared") marks rules measured with buffers from
+// allocate_shared, which hold for calls with such buffers (the others for the rest). A rule holds
+// from FROM_BYTES (plain bytes or K/M/G) up to the next rule of the same shape; FROM_BYTES must
+// increase within a shape. Sizes below a shape's first rule, and shapes without rules, are left to
+// the cost model.
 #pragma once
 
 #include <cstddef>
@@ -32,13 +34,14 @@ struct DecisionTable {
   std::string host;
   std::map<std::string, std::vector<DecisionRule>> rules;  // by shape_key, from_bytes ascending
 
-  // The rule covering `bytes` at `shape`, or nullptr.
-  const DecisionRule* find(const Shape& shape, std::size_t bytes) const;
+  // The rule covering `bytes` at `shape` for shared or other buffers, or nullptr.
+  const DecisionRule* find(const Shape& shape, std::size_t bytes,
+                           bool shared_buffers = false) const;
   std::string text() const;  // the file's contents
 };
 
-// "2x2" for uniform nodes, "3+2" for uneven ones.
-std::string shape_key(const Shape& shape);
+// "2x2" for uniform nodes, "3+2" for uneven ones; "/shared" appended for shared buffers' rules.
+std::string shape_key(const Shape& shape, bool shared_buffers = false);
 
 // Throws coll::Error (InvalidArgument) "tuning file PATH line N: PROBLEM" for a malformed line,
 // a bad shape or size, sizes out of order, or an algorithm not in `known_algorithms`.
