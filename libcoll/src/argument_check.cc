@@ -139,11 +139,18 @@ void NeighbourCheck::compare(int first_rank, std::span<const std::byte> first, i
   std::memcpy(&ours, second.data(), std::min(second.size(), sizeof ours));
   const bool reordered =
       theirs.tag != ours.tag || theirs.count != ours.count || theirs.kind != ours.kind;
-  fail_everywhere(transport_,
-                  "rank " + std::to_string(first_rank) + " called " + theirs.describe() +
-                      " but rank " + std::to_string(second_rank) + " called " + ours.describe() +
-                      (reordered ? ": the ranks issued their collectives in different orders"
-                                 : ": the ranks passed different arguments"));
+  CallDescriptor same_algorithm = theirs;
+  std::memcpy(same_algorithm.algorithm, ours.algorithm, sizeof ours.algorithm);
+  const bool only_algorithm = std::memcmp(&same_algorithm, &ours, sizeof ours) == 0;
+  const char* why = reordered ? ": the ranks issued their collectives in different orders"
+                    : only_algorithm
+                        ? ": the ranks chose different algorithms (their COLL_ALGO, tuning files "
+                          "or cost parameters differ, or some passed buffers from "
+                          "allocate_shared and others not)"
+                        : ": the ranks passed different arguments";
+  fail_everywhere(transport_, "rank " + std::to_string(first_rank) + " called " +
+                                  theirs.describe() + " but rank " + std::to_string(second_rank) +
+                                  " called " + ours.describe() + why);
 }
 
 void NeighbourCheck::poll_message() {

@@ -19,31 +19,32 @@ coll::testing::CommandResult check_peer_read(const std::string& environment, int
                                         mode);
 }
 
-TEST(PeerReadAllreduce, ThreeRanksOfOneNodeReadEachOther) {
-  const auto result = check_peer_read("", 1, 3);
+void expect_exact(const coll::testing::CommandResult& result) {
   EXPECT_EQ(result.exit_code, 0) << result.output;
   EXPECT_TRUE(says(result, "wrong 0")) << result.output;
+}
+
+TEST(PeerReadAllreduce, ThreeRanksOfOneNodeReadEachOther) {
+  const auto result = check_peer_read("", 1, 3);
+  expect_exact(result);
   EXPECT_TRUE(says(result, "cross-memory reads from 2 peer(s)")) << result.output;
 }
 
 TEST(PeerReadAllreduce, WithoutPeerMemoryRunsRingExactly) {
   const auto result = check_peer_read("COLL_PEER_MEMORY=0", 1, 2);
-  EXPECT_EQ(result.exit_code, 0) << result.output;
-  EXPECT_TRUE(says(result, "wrong 0")) << result.output;
+  expect_exact(result);
   EXPECT_FALSE(says(result, "cross-memory")) << result.output;
 }
 
 TEST(PeerReadAllreduce, AcrossEmulatedNodesRunsRingExactly) {
   const auto result = check_peer_read("", 2, 2);
-  EXPECT_EQ(result.exit_code, 0) << result.output;
-  EXPECT_TRUE(says(result, "wrong 0")) << result.output;
+  expect_exact(result);
   EXPECT_TRUE(says(result, "cross-memory reads from 1 peer(s)")) << result.output;
 }
 
 TEST(PeerReadAllreduce, SharedBuffersAreMappedByThePeersAndStayExact) {
   const auto result = check_peer_read("", 1, 3, "check-shared");
-  EXPECT_EQ(result.exit_code, 0) << result.output;
-  EXPECT_TRUE(says(result, "wrong 0")) << result.output;
+  expect_exact(result);
   for (const char* mapped : {"[coll rank 0] INFO: mapped rank 1's shared buffer",
                              "[coll rank 1] INFO: mapped rank 2's shared buffer",
                              "[coll rank 2] INFO: mapped rank 0's shared buffer"}) {
@@ -55,16 +56,14 @@ TEST(PeerReadAllreduce, SharedBuffersAreMappedByThePeersAndStayExact) {
 TEST(PeerReadAllreduce, SharedBuffersOnSomeRanksOnlyStayExact) {
   // Ranks 0 and 2 share their buffers, rank 1 does not: its peers read it by system calls.
   const auto result = check_peer_read("", 1, 3, "check-shared-even");
-  EXPECT_EQ(result.exit_code, 0) << result.output;
-  EXPECT_TRUE(says(result, "wrong 0")) << result.output;
+  expect_exact(result);
   EXPECT_TRUE(says(result, "[coll rank 1] INFO: mapped rank 2's shared buffer")) << result.output;
   EXPECT_FALSE(says(result, "mapped rank 1's")) << result.output;
 }
 
 TEST(PeerReadAllreduce, SharedBuffersAcrossEmulatedNodesStayExact) {
   const auto result = check_peer_read("", 2, 2, "check-shared");
-  EXPECT_EQ(result.exit_code, 0) << result.output;
-  EXPECT_TRUE(says(result, "wrong 0")) << result.output;
+  expect_exact(result);
 }
 
 }  // namespace

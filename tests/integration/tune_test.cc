@@ -91,6 +91,24 @@ TEST_F(Tune, WritesATableThatAutoThenFollows) {
   EXPECT_EQ(both->rules.count("1x2/shared"), 1u) << both->text();
 }
 
+TEST_F(Tune, RanksWhoseBuffersDifferInKindAndChooseDifferentlyFailNamingWhy) {
+  // The table sends shared buffers to direct and the others to ring: rank 0's buffers are
+  // shared, rank 1's not, so their auto disagrees, and the argument check says why.
+  std::filesystem::create_directories(dir + "/nested");
+  std::ofstream(table) << "format = libcoll-tuning 1\n1x2 0 ring\n1x2/shared 0 direct\n";
+  const auto result = coll::testing::check_algorithm("COLL_TUNING_FILE=" + table, "auto", 1, 2,
+                                                     "1000", "check-shared-even");
+  EXPECT_NE(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("(direct) but rank"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("some passed buffers from allocate_shared and others not"),
+            std::string::npos)
+      << result.output;
+  // Shared on every rank: they agree.
+  const auto agreed = coll::testing::check_algorithm("COLL_TUNING_FILE=" + table, "auto", 1, 2,
+                                                     "1000", "check-shared");
+  EXPECT_EQ(agreed.exit_code, 0) << agreed.output;
+}
+
 TEST_F(Tune, ABadTableFailsAutoWithTheFileAndLine) {
   std::filesystem::create_directories(dir + "/nested");
   std::ofstream(table) << "format = libcoll-tuning 1\n1x2 0 warp\n";
