@@ -4,6 +4,8 @@
 //
 // Each MPI communicator gets its libcoll communicator on its first such call, bootstrapped over
 // a duplicate of it, and keeps it in an MPI attribute: freeing the MPI communicator frees it.
+// MPI_Alloc_mem, MPI's way to ask for memory to communicate from, returns coll::allocate_shared
+// memory, which the ranks of a node map: all-reduces on it read peers' data with plain loads.
 #include <mpi.h>
 
 #include <atomic>
@@ -20,6 +22,8 @@
 #include "bootstrap/bootstrap.hpp"
 #include "bootstrap/mpi_exchange.hpp"
 #include "coll/comm.hpp"
+#include "coll/error.hpp"
+#include "coll/shared_memory.hpp"
 #include "mpi_types.hpp"
 
 namespace {
@@ -87,6 +91,7 @@ class Attachments {
 
   std::atomic<long> on_libcoll{0};
   std::atomic<long> passed_to_mpi{0};
+  std::atomic<long> shared_allocations{0};
 
  private:
   struct Live {
@@ -157,15 +162,36 @@ extern "C" int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_
   }
 }
 
+extern "C" int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void* baseptr) {
+  if (!settings().enabled || size <= 0) return PMPI_Alloc_mem(size, info, baseptr);
+  try {
+    *static_cast<void**>(baseptr) = coll::allocate_shared(static_cast<std::size_t>(size));
+    ++Attachments::instance().shared_allocations;
+    return MPI_SUCCESS;
+  } catch (const std::exception&) {  // no memfd here: MPI's own memory does as well
+    return PMPI_Alloc_mem(size, info, baseptr);
+  }
+}
+
+extern "C" int MPI_Free_mem(void* base) {
+  try {
+    coll::free_shared(base);
+    return MPI_SUCCESS;
+  } catch (const coll::Error&) {  // not from allocate_shared: MPI's
+    return PMPI_Free_mem(base);
+  }
+}
+
 extern "C" int MPI_Finalize() {
   Attachments& attachments = Attachments::instance();
   attachments.detach_all();
   if (settings().debug) {
     std::fprintf(stderr,
                  "libcoll_mpi: MPI_COMM_WORLD rank %d: %ld MPI_Allreduce calls ran on libcoll, "
-                 "%ld went to MPI%s\n",
+                 "%ld went to MPI%s; %ld MPI_Alloc_mem buffer(s) from allocate_shared\n",
                  world_rank(), attachments.on_libcoll.load(), attachments.passed_to_mpi.load(),
-                 settings().enabled ? "" : " (interposer disabled)");
+                 settings().enabled ? "" : " (interposer disabled)",
+                 attachments.shared_allocations.load());
   }
   return PMPI_Finalize();
 }

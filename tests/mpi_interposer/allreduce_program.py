@@ -1,6 +1,7 @@
 """An ordinary mpi4py program, not written for libcoll: MPI.Allreduce on numpy arrays of several
 types, operations and sizes, on COMM_WORLD and on a Split communicator, in and out of place, plus
-calls libcoll must leave to MPI (a user op, a derived type, an intercommunicator).
+calls libcoll must leave to MPI (a user op, a derived type, an intercommunicator), and one on a
+buffer from MPI_Alloc_mem.
 
 Inputs are small integers (powers of two for prod) so every result is exact in every type and
 reduction order; each result is checked against numpy. Prints, per rank, how many calls were
@@ -68,6 +69,18 @@ def main():
                         sys.exit(f"rank {rank}: wrong {np.dtype(dtype).name} {op_name} "
                                  f"count {count} on a communicator of {comm.Get_size()}")
                     digest.update(result.tobytes())
+
+    # A buffer from MPI_Alloc_mem (with the interposer: shared with the node's ranks).
+    memory = MPI.Alloc_mem(LARGE * 4)
+    shared = np.frombuffer(memory, dtype=np.float32)
+    shared[:] = contribution(rank, LARGE, np.float32, "sum")
+    world.Allreduce(MPI.IN_PLACE, shared, op=MPI.SUM)
+    eligible += 1 if world.Get_size() > 1 else 0
+    if not np.array_equal(shared, expected(range(world.Get_size()), LARGE, np.float32, "sum")):
+        sys.exit(f"rank {rank}: wrong result in an MPI_Alloc_mem buffer")
+    digest.update(shared.tobytes())
+    del shared
+    MPI.Free_mem(memory)
 
     # Left to MPI: a user op, a derived type, an intercommunicator.
     user_sum = MPI.Op.Create(lambda a, b, t: np.add(np.frombuffer(a, np.float64),

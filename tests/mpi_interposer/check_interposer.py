@@ -11,7 +11,7 @@ import sys
 
 RESULT = re.compile(r"rank (\d+) eligible (\d+) digest ([0-9a-f]{64})")
 COUNTS = re.compile(r"libcoll_mpi: MPI_COMM_WORLD rank (\d+): (\d+) MPI_Allreduce calls ran on "
-                    r"libcoll, (\d+) went to MPI")
+                    r"libcoll, (\d+) went to MPI.*; (\d+) MPI_Alloc_mem buffer")
 
 
 def run(python, mpirun, program, ranks, environment):
@@ -25,7 +25,7 @@ def run(python, mpirun, program, ranks, environment):
     if done.returncode != 0:
         sys.exit(f"FAIL: {' '.join(command)} exited {done.returncode}:\n{output}")
     results = {int(r): (int(e), d) for r, e, d in RESULT.findall(output)}
-    counts = {int(r): (int(c), int(p)) for r, c, p in COUNTS.findall(output)}
+    counts = {int(r): (int(c), int(p), int(a)) for r, c, p, a in COUNTS.findall(output)}
     if sorted(results) != list(range(ranks)):
         sys.exit(f"FAIL: not every rank reported a result:\n{output}")
     return results, counts
@@ -43,17 +43,20 @@ def main():
             sys.exit(f"FAIL: {ranks} ranks: results differ with the interposer:\n"
                      f"plain {plain}\npreloaded {preloaded}")
         for rank, (eligible, _) in plain.items():
-            on_libcoll, to_mpi = counts.get(rank, (-1, -1))
+            on_libcoll, to_mpi, shared = counts.get(rank, (-1, -1, -1))
             # A user op, a derived type and an intercommunicator at least go to MPI.
             if on_libcoll != eligible or to_mpi < 3:
                 sys.exit(f"FAIL: {ranks} ranks, rank {rank}: {on_libcoll} calls on libcoll "
                          f"(expected {eligible}), {to_mpi} to MPI (expected >= 3)")
+            if shared != 1:
+                sys.exit(f"FAIL: {ranks} ranks, rank {rank}: {shared} MPI_Alloc_mem buffers "
+                         "from allocate_shared (expected 1)")
         print(f"{ranks} ranks: identical results; libcoll ran "
               f"{', '.join(str(counts[r][0]) for r in sorted(counts))} calls per rank, "
               f"MPI {', '.join(str(counts[r][1]) for r in sorted(counts))}")
     disabled, counts = run(python, mpirun, program, 2, {"LD_PRELOAD": library, "COLL_MPI_DEBUG": "1",
                                                 "COLL_MPI_INTERPOSE": "0"})
-    if any(on_libcoll for on_libcoll, _ in counts.values()) or len(counts) != 2:
+    if any(on_libcoll or shared for on_libcoll, _, shared in counts.values()) or len(counts) != 2:
         sys.exit(f"FAIL: COLL_MPI_INTERPOSE=0 still ran calls on libcoll: {counts}")
     print("COLL_MPI_INTERPOSE=0: every call went to MPI")
 
