@@ -135,34 +135,6 @@ TEST(CostModel, PeerReadPaysASystemCallPerRead) {
   EXPECT_EQ(choose(params, pair, kLarge, candidates), "peer_read");
 }
 
-TEST(CostModel, PeerReadFromMappedBuffersPaysNoReadCallAndCopiesEachByteOnce) {
-  CostParams params = flat(1e-6, 1e-10, 1e-10);
-  params.peer_read_call_s = 3e-6;
-  const Shape pair = Shape::uniform(1, 2);
-  CostParams mapped = params;
-  mapped.peer_buffers_mapped = true;
-  const auto plain = predict("peer_read", params, pair, 1 << 20);
-  const auto loaded = predict("peer_read", mapped, pair, 1 << 20);
-  ASSERT_TRUE(plain && loaded);
-  // 1 MiB at 2 ranks: 2 reads of pieces of this rank's block, 1 of the peer's block.
-  EXPECT_NEAR(plain->latency_s - loaded->latency_s, 3 * 3e-6, 1e-12);
-  EXPECT_DOUBLE_EQ(loaded->bandwidth_s, plain->bandwidth_s / 2);
-  EXPECT_DOUBLE_EQ(loaded->reduction_s, plain->reduction_s);
-}
-
-TEST(CostModel, AutoTellsTheBuffersApartOnlyWhereMappingThemChangesTheChoice) {
-  CostParams params = flat(1e-6, 1e-10, 1e-10);
-  params.peer_read_call_s = 20e-6;  // reads dear enough that plain buffers go by messages
-  const Selector selector(params, {0, 0}, Tuning{});
-  const Selector::Choice small = selector.choose_for_buffers(8);
-  EXPECT_EQ(small.plain, small.mapped);
-  const Selector::Choice large = selector.choose_for_buffers(256 << 10);
-  EXPECT_NE(large.plain, "peer_read");
-  EXPECT_EQ(large.mapped, "peer_read");
-  EXPECT_EQ(selector.choose(256 << 10, true), "peer_read");
-  EXPECT_EQ(selector.choose(256 << 10), large.plain);
-}
-
 // One node of 4 ranks whose transfers pass a host staging path of 4e-11 s/B per flow: 4 flows at
 // once move at 16e-11 s/B each, above the link's 1e-10.
 CostParams staged_node_params() {

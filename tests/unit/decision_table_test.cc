@@ -63,6 +63,15 @@ TEST(DecisionTable, SharedBuffersHaveTheirOwnRules) {
   const Selector tuned(flat(), {0, 0}, Tuning{}, table, "t.txt");
   EXPECT_EQ(tuned.choose(1 << 20), "ring");
   EXPECT_EQ(tuned.choose(1 << 20, true), "tree");
+  const Selector::Choice both = tuned.choose_for_buffers(1 << 20);
+  EXPECT_EQ(both.plain, "ring");
+  EXPECT_EQ(both.mapped, "tree");
+  // Without shared rules the model prices both kinds alike: the buffers are never looked up.
+  const Selector model_only(flat(), {0, 0}, Tuning{});
+  for (const std::size_t bytes : {std::size_t(8), std::size_t(1) << 20, std::size_t(64) << 20}) {
+    const Selector::Choice same = model_only.choose_for_buffers(bytes);
+    EXPECT_EQ(same.plain, same.mapped) << bytes;
+  }
   EXPECT_NE(error_of("format = libcoll-tuning 1\n1x2/private 0 ring\n").find("line 2: shape"),
             std::string::npos);
   EXPECT_NE(error_of("format = libcoll-tuning 1\n/shared 0 ring\n").find("line 2: shape"),

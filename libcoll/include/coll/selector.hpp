@@ -64,17 +64,15 @@ class Selector {
   const model::Shape& shape() const { return shape_; }
   const Tuning& tuning() const { return tuning_; }
 
-  // `buffers_mapped`: the call's buffers come from allocate_shared
-  // (CostParams::peer_buffers_mapped).
-  std::optional<model::Prediction> predict(std::string_view algorithm, std::size_t bytes,
-                                           bool buffers_mapped = false) const;
+  std::optional<model::Prediction> predict(std::string_view algorithm, std::size_t bytes) const;
   // Every registered candidate of this process, explained; the winner is the decision table's
-  // when a rule covers this size and names a candidate of this process.
+  // when a rule covers this size (for shared buffers, `buffers_mapped`: from allocate_shared,
+  // its shared rules) and names a candidate of this process.
   Explanation explain(std::size_t bytes, bool buffers_mapped = false) const;
   // The library's `auto`: the table's or the model's winner (ring when there is neither), for
   // buffers the peers read by system calls (`plain`) and for buffers they map (`mapped`): the
-  // same name wherever mapping changes nothing, so a caller looks its buffers up only where the
-  // two differ. Cached per size; safe to call from several threads.
+  // same name unless the table's shared rules say otherwise, so a caller looks its buffers up
+  // only where the two differ. Cached per size; safe to call from several threads.
   struct Choice {
     std::string plain, mapped;
   };
@@ -89,7 +87,6 @@ class Selector {
   std::string decisions_source_;
   std::vector<std::string> candidates_;
   mutable std::mutex mutex_;
-  model::CostParams mapped_params_;  // params_ with peer_buffers_mapped
   mutable std::map<std::size_t, Choice> choices_;
 };
 

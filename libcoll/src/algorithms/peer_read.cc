@@ -13,7 +13,9 @@
 //
 // Cost: 3 rounds of p-1 messages, then each rank reads (p-1)/p*M from peers for its block and
 // (p-1)/p*M of results, at the intra-node beta (of p concurrent flows, where a node stages), each
-// read paying a system call; from mapped (shared) buffers, at half that beta and no call.
+// read paying a system call. Shared buffers are priced alike: their loads make no call and one
+// copy, but cross cores into lines the peer has just written, and measured on the build VM they
+// are as fast as so priced from 512 KiB up and slower below (docs/algorithms.md).
 // The block's reduction reads one operand from cache (each peer piece is read into a cache-sized
 // buffer just before it is added), so it moves 2/3 of the memory traffic gamma was measured with
 // (c = a + b, all in memory).
@@ -217,12 +219,9 @@ std::optional<model::Prediction> peer_read_cost(const model::CostParams& params,
   // Reads: of each peer's part of this rank's block, one per piece, then each peer's block.
   const double pieces = std::max(1.0, std::ceil(m / p / static_cast<double>(kPieceBytes)));
   const double reads = (p - 1) * (pieces + 1);
-  const bool mapped = params.peer_buffers_mapped;
-  out.latency_s =
-      3.0 * (p - 1) * params.intra.alpha_s + (mapped ? 0 : reads * params.peer_read_call_s);
+  out.latency_s = 3.0 * (p - 1) * params.intra.alpha_s + reads * params.peer_read_call_s;
   // Every rank reads at once: on a node whose transfers pass a shared host staging path, p flows.
-  // The intra-node beta prices a message (two copies); a load from a mapped buffer is one.
-  out.bandwidth_s = 2.0 * peers_share * model::intra_beta(params, p) / (mapped ? 2 : 1);
+  out.bandwidth_s = 2.0 * peers_share * model::intra_beta(params, p);
   out.reduction_s = 2.0 / 3.0 * peers_share * params.gamma_s_per_byte;
   out.detail = model::detail_text("3 rounds of %d messages; %d reads of 2(p-1)/p*M from peers",
                                   p - 1, static_cast<int>(reads));

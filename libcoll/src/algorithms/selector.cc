@@ -129,20 +129,15 @@ Selector::Selector(model::CostParams params, const std::vector<int>& node_of_ran
       tuning_(std::move(tuning)),
       decisions_(std::move(decisions)),
       decisions_source_(std::move(decisions_source)),
-      candidates_(registered_candidates()),
-      mapped_params_(params_) {
-  mapped_params_.peer_buffers_mapped = true;
-}
+      candidates_(registered_candidates()) {}
 
-std::optional<model::Prediction> Selector::predict(std::string_view algorithm, std::size_t bytes,
-                                                   bool buffers_mapped) const {
-  return coll::predict(algorithm, buffers_mapped ? mapped_params_ : params_, shape_, bytes,
-                       tuning_);
+std::optional<model::Prediction> Selector::predict(std::string_view algorithm,
+                                                   std::size_t bytes) const {
+  return coll::predict(algorithm, params_, shape_, bytes, tuning_);
 }
 
 Explanation Selector::explain(std::size_t bytes, bool buffers_mapped) const {
-  Explanation out =
-      coll::explain(buffers_mapped ? mapped_params_ : params_, shape_, bytes, candidates_, tuning_);
+  Explanation out = coll::explain(params_, shape_, bytes, candidates_, tuning_);
   const model::DecisionRule* rule =
       decisions_ ? decisions_->find(shape_, bytes, buffers_mapped) : nullptr;
   if (rule == nullptr) return out;

@@ -23,10 +23,6 @@ struct CostParams {
   // One cross-memory read's cost besides its bytes (peer_read pays it per read): measured by the
   // ranks when their transport connects; 0 in presets and where unknown.
   double peer_read_call_s = 0;
-  // The all-reduce's buffers come from allocate_shared, so the peers map them: peer_read loads
-  // from them (no read call, one copy per byte instead of a message's two). Set by the Selector
-  // when it prices such a call.
-  bool peer_buffers_mapped = false;
   // One hand-off through the node's shared-memory slots (a published line seen by a peer; the
   // shm algorithm pays it per round): measured by the ranks when their transport connects; 0 in
   // presets and where there are no slots (shm then runs, and is priced, as direct).
