@@ -5,7 +5,8 @@
 # Run: cmake -DSOURCE_DIR=<root> -P <this>.
 cmake_minimum_required(VERSION 3.25)
 
-file(GLOB CHECKED_FILES RELATIVE ${SOURCE_DIR}
+# Every tool's sources, in sub-folders too (bench/memory_bound, bench/peers, ...).
+file(GLOB_RECURSE CHECKED_FILES RELATIVE ${SOURCE_DIR}
   ${SOURCE_DIR}/bench/*.cc ${SOURCE_DIR}/bench/*.hpp
   ${SOURCE_DIR}/topology/*.cc ${SOURCE_DIR}/topology/*.hpp)
 file(GLOB_RECURSE PUBLIC_HEADERS RELATIVE ${SOURCE_DIR}
@@ -16,6 +17,7 @@ set(PUBLIC_DIRS ${SOURCE_DIR}/libcoll/include ${SOURCE_DIR}/libcoll/tools/includ
 set(PRIVATE_INCLUDES "")
 foreach(file ${CHECKED_FILES})
   get_filename_component(dir ${file} DIRECTORY)
+  string(REGEX REPLACE "/.*" "" tool_root "${dir}")  # bench or topology: a tool's own headers
   file(STRINGS ${SOURCE_DIR}/${file} lines REGEX "^[ \t]*#[ \t]*include[ \t]*\"")
   foreach(line ${lines})
     string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*\"([^\"]+)\".*" "\\1" header "${line}")
@@ -25,7 +27,8 @@ foreach(file ${CHECKED_FILES})
         set(public TRUE)
       endif()
     endforeach()
-    if(public OR (EXISTS ${SOURCE_DIR}/${dir}/${header} AND NOT dir MATCHES "^libcoll/"))
+    if(public OR (NOT dir MATCHES "^libcoll/" AND (EXISTS ${SOURCE_DIR}/${dir}/${header} OR
+                                                    EXISTS ${SOURCE_DIR}/${tool_root}/${header})))
       continue()
     endif()
     list(APPEND PRIVATE_INCLUDES "${file}: ${header}")

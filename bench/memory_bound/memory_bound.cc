@@ -19,8 +19,8 @@
 #include <thread>
 #include <vector>
 
+#include "coll/bulk_copy.hpp"
 #include "coll/env.hpp"
-#include "core/bulk_copy.hpp"
 
 namespace {
 

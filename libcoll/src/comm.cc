@@ -83,7 +83,7 @@ struct CommFamily {
 };
 
 // What a name resolves to at one size: for buffers the peers read by system calls, and for
-// buffers from allocate_shared (the same algorithm unless `auto` prices them differently).
+// buffers from allocate_shared (the same algorithm unless a decision table's shared rules differ).
 struct ResolvedAlgorithm {
   const AlgorithmInfo* plain = nullptr;
   const AlgorithmInfo* mapped = nullptr;
@@ -139,6 +139,10 @@ struct Comm::Impl {
   const std::string& where() const { return rank_prefix; }
 
   const Selector& cost_model();
+  // The name asked for, "" meaning the communicator's default (COLL_ALGO).
+  std::string asked_name(std::string_view algorithm) const {
+    return std::string(algorithm.empty() ? std::string_view(config.algorithm) : algorithm);
+  }
   std::string resolve_algorithm(std::string_view algorithm, std::size_t bytes, bool buffers_mapped);
   // The algorithm `algorithm` (or "auto", or "" for COLL_ALGO) runs at `bytes`, for buffers the
   // peers read by system calls and for shared ones; throws InvalidArgument naming the available
@@ -319,7 +323,7 @@ void require_host(const std::string& where, const void* data, const char* what) 
 
 std::string Comm::Impl::resolve_algorithm(std::string_view algorithm, std::size_t bytes,
                                           bool buffers_mapped) {
-  const std::string name(algorithm.empty() ? std::string_view(config.algorithm) : algorithm);
+  const std::string name = asked_name(algorithm);
   return name == "auto" ? cost_model().choose(bytes, buffers_mapped) : name;
 }
 
@@ -370,7 +374,7 @@ const Tuning& Comm::tuning() const {
 // "auto": the cost model's pick for this size on this node map. Every rank must pick the same;
 // the argument check compares the resolved names, so a disagreement fails loudly.
 ResolvedAlgorithm Comm::Impl::resolve_available(std::string_view algorithm, std::size_t bytes) {
-  const std::string name(algorithm.empty() ? std::string_view(config.algorithm) : algorithm);
+  const std::string name = asked_name(algorithm);
   if (name != "auto") {
     const AlgorithmInfo* info = available(name);
     return {info, info};

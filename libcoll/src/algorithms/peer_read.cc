@@ -27,7 +27,7 @@
 
 #include "algorithms/partition.hpp"
 #include "algorithms/registry.hpp"
-#include "core/bulk_copy.hpp"
+#include "coll/bulk_copy.hpp"
 #include "core/shared_regions.hpp"
 #include "model/link_model.hpp"
 #include "reduce/reducer.hpp"

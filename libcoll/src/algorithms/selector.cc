@@ -137,7 +137,12 @@ std::optional<model::Prediction> Selector::predict(std::string_view algorithm,
 }
 
 Explanation Selector::explain(std::size_t bytes, bool buffers_mapped) const {
-  Explanation out = coll::explain(params_, shape_, bytes, candidates_, tuning_);
+  return with_table_rule(coll::explain(params_, shape_, bytes, candidates_, tuning_), bytes,
+                         buffers_mapped);
+}
+
+Explanation Selector::with_table_rule(Explanation out, std::size_t bytes,
+                                      bool buffers_mapped) const {
   const model::DecisionRule* rule =
       decisions_ ? decisions_->find(shape_, bytes, buffers_mapped) : nullptr;
   if (rule == nullptr) return out;
@@ -160,8 +165,10 @@ Explanation Selector::explain(std::size_t bytes, bool buffers_mapped) const {
 Selector::Choice Selector::choose_for_buffers(std::size_t bytes) const {
   std::lock_guard lock(mutex_);
   if (auto it = choices_.find(bytes); it != choices_.end()) return it->second;
+  // The model prices both kinds alike: only the table's rules can tell them apart.
+  const Explanation modelled = coll::explain(params_, shape_, bytes, candidates_, tuning_);
   auto winner = [&](bool mapped) {
-    std::string name = explain(bytes, mapped).winner;
+    std::string name = with_table_rule(modelled, bytes, mapped).winner;
     return name.empty() ? std::string("ring") : name;
   };
   if (choices_.size() > 4096) choices_.clear();  // bounded: sizes vary in model replays
