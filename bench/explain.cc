@@ -83,7 +83,7 @@ std::optional<ModelPrediction> predict_for(const coll::Comm& comm, const std::st
                                            std::size_t bytes, bool buffers_mapped) {
   try {  // a prediction is commentary: a bad calibration file must not stop the measurements
     const std::string name = comm.resolve_algorithm(algorithm, bytes, buffers_mapped);
-    const auto prediction = comm.selector().predict(name, bytes);
+    const auto prediction = comm.selector().predict(name, bytes, buffers_mapped);
     if (!prediction) return std::nullopt;
     return ModelPrediction{name, prediction->total_s() * 1e6};
   } catch (const coll::Error&) {

@@ -135,6 +135,27 @@ TEST(CostModel, PeerReadPaysASystemCallPerRead) {
   EXPECT_EQ(choose(params, pair, kLarge, candidates), "peer_read");
 }
 
+TEST(CostModel, MappedPeerReadsPayNoCallsAndHalfTheCopyingWhereRanksShareCores) {
+  CostParams plain = flat(1e-6, 1e-10, 1e-10);
+  plain.peer_read_call_s = 3e-6;
+  CostParams mapped = plain;
+  mapped.peer_buffers_mapped = true;
+  const Shape node = Shape::uniform(1, 4);
+  // A core per rank: priced as plain reads (their loads cross cores as a message's copies do).
+  EXPECT_DOUBLE_EQ(total("peer_read", mapped, node, kLarge),
+                   total("peer_read", plain, node, kLarge));
+  // Two ranks per core: the copies queue on the cores, and a mapped load is one copy.
+  const CostParams shared_plain = sharing_cores(plain, 2);
+  const CostParams shared_mapped = sharing_cores(mapped, 2);
+  const auto by_calls = predict("peer_read", shared_plain, node, kLarge);
+  const auto by_loads = predict("peer_read", shared_mapped, node, kLarge);
+  ASSERT_TRUE(by_calls && by_loads);
+  EXPECT_DOUBLE_EQ(by_loads->latency_s, 3 * shared_plain.intra.alpha_s);
+  EXPECT_DOUBLE_EQ(by_loads->bandwidth_s, by_calls->bandwidth_s / 2);
+  EXPECT_DOUBLE_EQ(by_loads->reduction_s, by_calls->reduction_s);
+  EXPECT_GT(by_calls->latency_s, by_loads->latency_s + 6 * 3e-6);
+}
+
 // One node of 4 ranks whose transfers pass a host staging path of 4e-11 s/B per flow: 4 flows at
 // once move at 16e-11 s/B each, above the link's 1e-10.
 CostParams staged_node_params() {

@@ -66,12 +66,19 @@ TEST(DecisionTable, SharedBuffersHaveTheirOwnRules) {
   const Selector::Choice both = tuned.choose_for_buffers(1 << 20);
   EXPECT_EQ(both.plain, "ring");
   EXPECT_EQ(both.mapped, "tree");
-  // Without shared rules the model prices both kinds alike: the buffers are never looked up.
+  // Without shared rules and with a core per rank the model prices both kinds alike: the
+  // buffers are never looked up.
   const Selector model_only(flat(), {0, 0}, Tuning{});
   for (const std::size_t bytes : {std::size_t(8), std::size_t(1) << 20, std::size_t(64) << 20}) {
     const Selector::Choice same = model_only.choose_for_buffers(bytes);
     EXPECT_EQ(same.plain, same.mapped) << bytes;
   }
+  // Where ranks share cores, mapped loads (one copy, no calls) win from mid sizes.
+  const Selector sharing(flat(), {0, 0, 0, 0}, Tuning{}, std::nullopt, {}, 2);
+  const Selector::Choice at_1m = sharing.choose_for_buffers(1 << 20);
+  EXPECT_EQ(at_1m.mapped, "peer_read");
+  EXPECT_NE(at_1m.plain, "peer_read");
+  EXPECT_EQ(sharing.choose_for_buffers(8).mapped, sharing.choose_for_buffers(8).plain);
   EXPECT_NE(error_of("format = libcoll-tuning 1\n1x2/private 0 ring\n").find("line 2: shape"),
             std::string::npos);
   EXPECT_NE(error_of("format = libcoll-tuning 1\n/shared 0 ring\n").find("line 2: shape"),

@@ -64,15 +64,18 @@ class Selector {
   const model::Shape& shape() const { return shape_; }
   const Tuning& tuning() const { return tuning_; }
 
-  std::optional<model::Prediction> predict(std::string_view algorithm, std::size_t bytes) const;
+  // `buffers_mapped`: the call's buffers come from allocate_shared
+  // (CostParams::peer_buffers_mapped).
+  std::optional<model::Prediction> predict(std::string_view algorithm, std::size_t bytes,
+                                           bool buffers_mapped = false) const;
   // Every registered candidate of this process, explained; the winner is the decision table's
   // when a rule covers this size (for shared buffers, `buffers_mapped`: from allocate_shared,
   // its shared rules) and names a candidate of this process.
   Explanation explain(std::size_t bytes, bool buffers_mapped = false) const;
   // The library's `auto`: the table's or the model's winner (ring when there is neither), for
-  // buffers the peers read by system calls (`plain`) and for buffers they map (`mapped`): the
-  // same name unless the table's shared rules say otherwise, so a caller looks its buffers up
-  // only where the two differ. Cached per size; safe to call from several threads.
+  // buffers the peers read by system calls (`plain`) and for buffers they map (`mapped`),
+  // usually the same name, so a caller looks its buffers up only where the two differ. Cached
+  // per size; safe to call from several threads.
   struct Choice {
     std::string plain, mapped;
   };
@@ -84,6 +87,7 @@ class Selector {
   Explanation with_table_rule(Explanation out, std::size_t bytes, bool buffers_mapped) const;
 
   model::CostParams params_;
+  model::CostParams mapped_params_;  // params_ with peer_buffers_mapped
   model::Shape shape_;
   Tuning tuning_;
   std::optional<model::DecisionTable> decisions_;

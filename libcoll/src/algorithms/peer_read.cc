@@ -13,9 +13,14 @@
 //
 // Cost: 3 rounds of p-1 messages, then each rank reads (p-1)/p*M from peers for its block and
 // (p-1)/p*M of results, at the intra-node beta (of p concurrent flows, where a node stages), each
-// read paying a system call. Shared buffers are priced alike: their loads make no call and one
-// copy, but cross cores into lines the peer has just written, and measured on the build VM they
-// are as fast as so priced from 512 KiB up and slower below (docs/algorithms.md).
+// read paying a system call. Shared buffers' loads make no call and one copy (a message makes
+// two), which pays off where ranks share cores: the copies queue on the cores, so half the
+// copying is half the time, and a round's p-1 messages arrive together (no call between them),
+// so a round costs one alpha. With a core per rank they are priced as plain reads: their loads
+// cross cores into lines the peer has just written, which costs about what a message's two
+// pipelined copies do, and the calls' price offsets the model's pessimism for the message
+// algorithms in cache; pricing the loads alone at their cost made auto pick them at 64-256 KiB,
+// where ring is 20-30 % faster (docs/algorithms.md).
 // The block's reduction reads one operand from cache (each peer piece is read into a cache-sized
 // buffer just before it is added), so it moves 2/3 of the memory traffic gamma was measured with
 // (c = a + b, all in memory).
@@ -219,11 +224,15 @@ std::optional<model::Prediction> peer_read_cost(const model::CostParams& params,
   // Reads: of each peer's part of this rank's block, one per piece, then each peer's block.
   const double pieces = std::max(1.0, std::ceil(m / p / static_cast<double>(kPieceBytes)));
   const double reads = (p - 1) * (pieces + 1);
-  out.latency_s = 3.0 * (p - 1) * params.intra.alpha_s + reads * params.peer_read_call_s;
+  const bool mapped = params.peer_buffers_mapped && params.ranks_per_core > 1;
+  out.latency_s = mapped ? 3.0 * params.intra.alpha_s
+                         : 3.0 * (p - 1) * params.intra.alpha_s + reads * params.peer_read_call_s;
   // Every rank reads at once: on a node whose transfers pass a shared host staging path, p flows.
-  out.bandwidth_s = 2.0 * peers_share * model::intra_beta(params, p);
+  out.bandwidth_s = 2.0 * peers_share * model::intra_beta(params, p) / (mapped ? 2 : 1);
   out.reduction_s = 2.0 / 3.0 * peers_share * params.gamma_s_per_byte;
-  out.detail = model::detail_text("3 rounds of %d messages; %d reads of 2(p-1)/p*M from peers",
+  out.detail =
+      mapped ? std::string("3 rounds; loads of 2(p-1)/p*M from the peers' mappings")
+             : model::detail_text("3 rounds of %d messages; %d reads of 2(p-1)/p*M from peers",
                                   p - 1, static_cast<int>(reads));
   return out;
 }

@@ -125,20 +125,25 @@ Selector::Selector(model::CostParams params, const std::vector<int>& node_of_ran
                    std::optional<model::DecisionTable> decisions, std::string decisions_source,
                    double ranks_per_core)
     : params_(model::sharing_cores(params, ranks_per_core)),
+      mapped_params_(params_),
       shape_(model::Shape::from_node_of_rank(node_of_rank)),
       tuning_(std::move(tuning)),
       decisions_(std::move(decisions)),
       decisions_source_(std::move(decisions_source)),
-      candidates_(registered_candidates()) {}
+      candidates_(registered_candidates()) {
+  mapped_params_.peer_buffers_mapped = true;
+}
 
-std::optional<model::Prediction> Selector::predict(std::string_view algorithm,
-                                                   std::size_t bytes) const {
-  return coll::predict(algorithm, params_, shape_, bytes, tuning_);
+std::optional<model::Prediction> Selector::predict(std::string_view algorithm, std::size_t bytes,
+                                                   bool buffers_mapped) const {
+  return coll::predict(algorithm, buffers_mapped ? mapped_params_ : params_, shape_, bytes,
+                       tuning_);
 }
 
 Explanation Selector::explain(std::size_t bytes, bool buffers_mapped) const {
-  return with_table_rule(coll::explain(params_, shape_, bytes, candidates_, tuning_), bytes,
-                         buffers_mapped);
+  return with_table_rule(
+      coll::explain(buffers_mapped ? mapped_params_ : params_, shape_, bytes, candidates_, tuning_),
+      bytes, buffers_mapped);
 }
 
 Explanation Selector::with_table_rule(Explanation out, std::size_t bytes,
@@ -165,10 +170,8 @@ Explanation Selector::with_table_rule(Explanation out, std::size_t bytes,
 Selector::Choice Selector::choose_for_buffers(std::size_t bytes) const {
   std::lock_guard lock(mutex_);
   if (auto it = choices_.find(bytes); it != choices_.end()) return it->second;
-  // The model prices both kinds alike: only the table's rules can tell them apart.
-  const Explanation modelled = coll::explain(params_, shape_, bytes, candidates_, tuning_);
   auto winner = [&](bool mapped) {
-    std::string name = with_table_rule(modelled, bytes, mapped).winner;
+    std::string name = explain(bytes, mapped).winner;
     return name.empty() ? std::string("ring") : name;
   };
   if (choices_.size() > 4096) choices_.clear();  // bounded: sizes vary in model replays

@@ -23,10 +23,15 @@ struct CostParams {
   // One cross-memory read's cost besides its bytes (peer_read pays it per read): measured by the
   // ranks when their transport connects; 0 in presets and where unknown.
   double peer_read_call_s = 0;
+  // The all-reduce's buffers come from allocate_shared, so the peers map them: peer_read loads
+  // from them without read calls. Set by the Selector when it prices such a call.
+  bool peer_buffers_mapped = false;
   // One hand-off through the node's shared-memory slots (a published line seen by a peer; the
   // shm algorithm pays it per round): measured by the ranks when their transport connects; 0 in
   // presets and where there are no slots (shm then runs, and is priced, as direct).
   double slot_handoff_s = 0;
+  // Ranks per core of the busiest host (set by sharing_cores; 1 when every rank has a core).
+  double ranks_per_core = 1;
 };
 
 // When the ranks of a host outnumber its cores they take turns on them: their copies and
