@@ -83,7 +83,8 @@ struct CommFamily {
 };
 
 // What a name resolves to at one size: for buffers the peers read by system calls, and for
-// buffers from allocate_shared (the same algorithm unless a decision table's shared rules differ).
+// buffers from allocate_shared (the same algorithm unless a decision table's shared rules, or the
+// model where ranks share cores, tell them apart).
 struct ResolvedAlgorithm {
   const AlgorithmInfo* plain = nullptr;
   const AlgorithmInfo* mapped = nullptr;

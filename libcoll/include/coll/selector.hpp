@@ -83,9 +83,6 @@ class Selector {
   std::string choose(std::size_t bytes, bool buffers_mapped = false) const;
 
  private:
-  // `out` (the model's explanation), the table's rule for this size and kind of buffers applied.
-  Explanation with_table_rule(Explanation out, std::size_t bytes, bool buffers_mapped) const;
-
   model::CostParams params_;
   model::CostParams mapped_params_;  // params_ with peer_buffers_mapped
   model::Shape shape_;

@@ -141,13 +141,8 @@ std::optional<model::Prediction> Selector::predict(std::string_view algorithm, s
 }
 
 Explanation Selector::explain(std::size_t bytes, bool buffers_mapped) const {
-  return with_table_rule(
-      coll::explain(buffers_mapped ? mapped_params_ : params_, shape_, bytes, candidates_, tuning_),
-      bytes, buffers_mapped);
-}
-
-Explanation Selector::with_table_rule(Explanation out, std::size_t bytes,
-                                      bool buffers_mapped) const {
+  Explanation out =
+      coll::explain(buffers_mapped ? mapped_params_ : params_, shape_, bytes, candidates_, tuning_);
   const model::DecisionRule* rule =
       decisions_ ? decisions_->find(shape_, bytes, buffers_mapped) : nullptr;
   if (rule == nullptr) return out;
