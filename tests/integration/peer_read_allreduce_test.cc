@@ -2,7 +2,8 @@
 // cross-memory attach (the transport says so), bit-exact for every dtype and op, in and out of
 // place; across emulated nodes, or with COLL_PEER_MEMORY=0, it runs ring and stays exact. Buffers
 // from coll::allocate_shared are mapped by the peers and loaded directly, also when only some
-// ranks' buffers are shared.
+// ranks' buffers are shared. On one node its rounds pass through the node's slots, the first
+// carrying the argument check: a rank that calls something else is named, never waited for.
 #include <gtest/gtest.h>
 
 #include "run_command.hpp"
@@ -64,6 +65,28 @@ TEST(PeerReadAllreduce, SharedBuffersOnSomeRanksOnlyStayExact) {
 TEST(PeerReadAllreduce, SharedBuffersAcrossEmulatedNodesStayExact) {
   const auto result = check_peer_read("", 2, 2, "check-shared");
   expect_exact(result);
+}
+
+// A rank passing another count fails every rank before any read can leave a buffer; a rank
+// running another algorithm (whose check is a message) is a mismatch, not a wait in the slots.
+TEST(PeerReadAllreduce, OtherCallsFailNamingBothInsteadOfWaitingInTheSlots) {
+  const auto launch = [](const std::string& mode) {
+    return run_command(std::string("COLL_TIMEOUT=30 ") + COLLRUN_PATH + " -np 3 " +
+                           RANK_PROGRAM_PATH + " " + mode + " peer_read",
+                       60);
+  };
+  const auto count = launch("mismatch");
+  EXPECT_NE(count.exit_code, 0) << count.output;
+  EXPECT_TRUE(says(count,
+                   "rank 0 called allreduce #1 of 100 x float32 sum (peer_read) but rank 1 "
+                   "called allreduce #1 of 101 x float32 sum (peer_read)"))
+      << count.output;
+  EXPECT_FALSE(says(count, "COLL_TIMEOUT")) << count.output;
+  const auto barrier = launch("barrier-mismatch");
+  EXPECT_NE(barrier.exit_code, 0) << barrier.output;
+  EXPECT_TRUE(says(barrier, "called barrier #1")) << barrier.output;
+  EXPECT_TRUE(says(barrier, "called allreduce #1 of 1 x uint8 max (peer_read)")) << barrier.output;
+  EXPECT_FALSE(says(barrier, "COLL_TIMEOUT")) << barrier.output;
 }
 
 }  // namespace

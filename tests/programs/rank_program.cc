@@ -8,7 +8,7 @@
 //   stop RANK AFTER       RANK stops its process (SIGSTOP) after AFTER all-reduces, first printing
 //                         "rank_program: rank RANK stops at T" (T: steady-clock seconds)
 //   late RANK SECONDS     RANK joins the job SECONDS late
-//   mismatch              rank 1 passes a different count
+//   mismatch [ALGO]       rank 1 passes a different count (ALGO: default auto)
 //   stop-at-end RANK      RANK stops its process (SIGSTOP) after the job's only all-reduce
 //   barrier-mismatch [ALGO]  rank 1 calls barrier(), the others a one-byte max all-reduce on ALGO
 //                         (default ring)
@@ -240,7 +240,8 @@ int main(int argc, char** argv) {
     } else if (mode == "mismatch") {
       std::vector<float> data(128, 1.0f);
       const std::size_t count = comm->rank() == 1 ? 101 : 100;
-      comm->allreduce(data.data(), data.data(), count, DataType::Float32, ReduceOp::Sum);
+      comm->allreduce(data.data(), data.data(), count, DataType::Float32, ReduceOp::Sum,
+                      args.size() > 1 ? args[1] : "");
     }
     return 0;
   } catch (const coll::Error& error) {

@@ -150,10 +150,34 @@ TEST(CostModel, MappedPeerReadsPayNoCallsAndHalfTheCopyingWhereRanksShareCores) 
   const auto by_calls = predict("peer_read", shared_plain, node, kLarge);
   const auto by_loads = predict("peer_read", shared_mapped, node, kLarge);
   ASSERT_TRUE(by_calls && by_loads);
-  EXPECT_DOUBLE_EQ(by_loads->latency_s, 3 * shared_plain.intra.alpha_s);
+  // Three rounds of messages, then the argument check's own round (no node slots here).
+  EXPECT_DOUBLE_EQ(by_loads->latency_s, 4 * shared_plain.intra.alpha_s);
   EXPECT_DOUBLE_EQ(by_loads->bandwidth_s, by_calls->bandwidth_s / 2);
   EXPECT_DOUBLE_EQ(by_loads->reduction_s, by_calls->reduction_s);
   EXPECT_GT(by_calls->latency_s, by_loads->latency_s + 6 * 3e-6);
+}
+
+TEST(CostModel, PeerReadsRoundsAreSlotHandOffsCarryingTheCheckWhereTheNodeHasSlots) {
+  CostParams messages = flat(1e-6, 1e-10, 1e-10);
+  messages.peer_read_call_s = 3e-6;
+  CostParams slots = messages;
+  slots.slot_handoff_s = 0.2e-6;
+  const Shape node = Shape::uniform(1, 4);
+  const auto by_messages = predict("peer_read", messages, node, kLarge);
+  const auto by_slots = predict("peer_read", slots, node, kLarge);
+  ASSERT_TRUE(by_messages && by_slots);
+  const double calls = by_slots->latency_s - 3 * 0.2e-6;
+  EXPECT_GT(calls, 0);  // plain reads still pay their calls
+  EXPECT_DOUBLE_EQ(by_messages->latency_s, (3 * 3 + 1) * 1e-6 + calls);
+  EXPECT_EQ(by_slots->detail.find("argument check"), std::string::npos);
+  EXPECT_NE(by_messages->detail.find("argument check"), std::string::npos);
+  // Across nodes it runs ring after the check's round, which ring does not carry (the selector
+  // adds it to ring's own price, not part of this one).
+  const Shape nodes = Shape::uniform(2, 2);
+  const auto across = predict("peer_read", slots, nodes, kLarge);
+  const auto ring = predict("ring", slots, nodes, kLarge);
+  ASSERT_TRUE(across && ring);
+  EXPECT_DOUBLE_EQ(across->total_s(), ring->total_s() + 1e-6);
 }
 
 // One node of 4 ranks whose transfers pass a host staging path of 4e-11 s/B per flow: 4 flows at

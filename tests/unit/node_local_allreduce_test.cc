@@ -29,9 +29,16 @@ void expect_exact_through_messages(const Outcome& outcome) {
   EXPECT_GT(outcome.largest_message, 1024u);
 }
 
-TEST(PeerReadAllreduce, OnOneNodeNoMessageCarriesData) {
+TEST(PeerReadAllreduce, OnOneNodeItsRoundsPassThroughTheSlots) {
   const Outcome outcome = run_on_threads("peer_read", {0, 0, 0}, kCount);
   EXPECT_EQ(outcome.wrong, 0u);
+  EXPECT_EQ(outcome.messages, 0u);
+}
+
+TEST(PeerReadAllreduce, WithoutSlotsNoMessageCarriesData) {
+  const Outcome outcome = run_on_one_node_without("COLL_NODE_SLOTS", "peer_read");
+  EXPECT_EQ(outcome.wrong, 0u);
+  EXPECT_GT(outcome.messages, 0u);
   // Two addresses and the size, each buffer's shared region (4 words), or a one-byte signal.
   EXPECT_LE(outcome.largest_message, 88u);
 }

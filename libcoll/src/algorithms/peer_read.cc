@@ -32,6 +32,7 @@
 
 #include "algorithms/partition.hpp"
 #include "algorithms/registry.hpp"
+#include "algorithms/slot_rounds.hpp"
 #include "coll/bulk_copy.hpp"
 #include "core/shared_regions.hpp"
 #include "model/link_model.hpp"
@@ -76,6 +77,8 @@ bool reaches_whole_group(const CollectiveContext& context) {
   return true;
 }
 
+void check_arguments_first(const CollectiveContext& context);
+
 class PeerReadAllreduce {
  public:
   PeerReadAllreduce(const CollectiveContext& context, const AllreduceArgs& args)
@@ -87,10 +90,40 @@ class PeerReadAllreduce {
         blocks_(args.count, static_cast<std::size_t>(group_.size())),
         published_(static_cast<std::size_t>(group_.size())) {}
 
+  // Where the node's slots serve the group the three rounds are hand-offs through them, the
+  // first carrying the addresses and the argument check; else messages, after the check.
   void run() {
+    if (slots_serve(context_)) return run_through_slots();
+    check_arguments_first(context_);
+    run_with_messages();
+  }
+
+ private:
+  Published publication() const {
     const std::size_t bytes = args_.count * elem_;
-    const Published mine{address_of(args_.send), address_of(args_.recv), bytes,
-                         region_holding(args_.send, bytes), region_holding(args_.recv, bytes)};
+    return {address_of(args_.send), address_of(args_.recv), bytes,
+            region_holding(args_.send, bytes), region_holding(args_.recv, bytes)};
+  }
+
+  void run_through_slots() {
+    SlotRounds rounds(context_);
+    const Published mine = publication();
+    std::memcpy(rounds.begin(kPublished).payload, &mine, sizeof mine);
+    rounds.publish_and_wait();
+    for (int peer = 0; peer < group_.size(); ++peer) {
+      std::memcpy(&published_[peer], rounds.of(peer).payload, sizeof mine);
+    }
+    refuse_other_sizes(mine.bytes);
+    reduce_my_block();
+    rounds.begin(kReduced);
+    rounds.publish_and_wait();
+    for (int step = 1; step < group_.size(); ++step) copy_block_of(group_.index_after(step));
+    rounds.begin(kFinished);
+    rounds.publish_and_wait();
+  }
+
+  void run_with_messages() {
+    const Published mine = publication();
     exchange(kPublished, &mine, published_.data(), sizeof(Published));
     refuse_other_sizes(mine.bytes);
     reduce_my_block();
@@ -110,7 +143,6 @@ class PeerReadAllreduce {
     exchange(kFinished, token.data(), tokens.data(), token.size());
   }
 
- private:
   // Sends `bytes` at `mine` to every peer and receives theirs into slot [peer] of `theirs`.
   void exchange(Round round, const void* mine, void* theirs, std::size_t bytes) {
     std::vector<Transport::Request> requests;
@@ -206,9 +238,20 @@ class PeerReadAllreduce {
   std::vector<Published> published_;  // by group index
 };
 
+// The check, carried by the slots' first round, is completed on its own before messages move:
+// a peer that called something else must fail the call before it is waited for.
+void check_arguments_first(const CollectiveContext& context) {
+  if (context.call_check == nullptr) return;
+  context.call_check->send(nullptr, 0);
+  context.call_check->receive();
+}
+
 void peer_read_allreduce(const CollectiveContext& context, const AllreduceArgs& args) {
   if (trivial_allreduce(context, args)) return;
-  if (!reaches_whole_group(context)) return find_algorithm("ring")->run(context, args);
+  if (!reaches_whole_group(context)) {
+    check_arguments_first(context);
+    return find_algorithm("ring")->run(context, args);
+  }
   PeerReadAllreduce(context, args).run();
 }
 
@@ -225,15 +268,22 @@ std::optional<model::Prediction> peer_read_cost(const model::CostParams& params,
   const double pieces = std::max(1.0, std::ceil(m / p / static_cast<double>(kPieceBytes)));
   const double reads = (p - 1) * (pieces + 1);
   const bool mapped = params.peer_buffers_mapped && params.ranks_per_core > 1;
-  out.latency_s = mapped ? 3.0 * params.intra.alpha_s
-                         : 3.0 * (p - 1) * params.intra.alpha_s + reads * params.peer_read_call_s;
+  // Through the node's slots a round is one hand-off and carries the argument check; with
+  // messages, p-1 of them (arriving together where mapped loads leave no call between them),
+  // after the check's own round.
+  const bool slots = params.slot_handoff_s > 0;
+  out.latency_s =
+      slots ? 3.0 * params.slot_handoff_s : 3.0 * (mapped ? 1 : p - 1) * params.intra.alpha_s;
+  if (!mapped) out.latency_s += reads * params.peer_read_call_s;
   // Every rank reads at once: on a node whose transfers pass a shared host staging path, p flows.
   out.bandwidth_s = 2.0 * peers_share * model::intra_beta(params, p) / (mapped ? 2 : 1);
   out.reduction_s = 2.0 / 3.0 * peers_share * params.gamma_s_per_byte;
-  out.detail =
-      mapped ? std::string("3 rounds; loads of 2(p-1)/p*M from the peers' mappings")
-             : model::detail_text("3 rounds of %d messages; %d reads of 2(p-1)/p*M from peers",
-                                  p - 1, static_cast<int>(reads));
+  const std::string rounds =
+      slots ? "3 slot hand-offs" : model::detail_text("3 rounds of %d messages", p - 1);
+  out.detail = rounds + (mapped ? std::string("; loads of 2(p-1)/p*M from the peers' mappings")
+                                : model::detail_text("; %d reads of 2(p-1)/p*M from peers",
+                                                     static_cast<int>(reads)));
+  if (!slots) add_check_round(params, shape, tuning, out);
   return out;
 }
 
@@ -242,7 +292,9 @@ const AlgorithmRegistration kPeerRead({.name = "peer_read",
                                        .summary = "ranks of one node reduce straight from each "
                                                   "other's buffers (no staging); else ring",
                                        .order = 7,
-                                       .cost = peer_read_cost});
+                                       .cost = peer_read_cost,
+                                       .carries_call_check = true,
+                                       .compares_calls = true});
 
 }  // namespace
 }  // namespace coll

@@ -37,13 +37,31 @@ std::optional<model::Prediction> priced_as(std::string_view fallback, std::strin
                                            std::string_view why, const model::CostParams& params,
                                            const model::Shape& shape, double bytes,
                                            const Tuning& tuning) {
-  auto prediction = find_algorithm(fallback)->cost(params, shape, bytes, tuning);
+  const AlgorithmInfo& runs = *find_algorithm(fallback);
+  auto prediction = runs.cost(params, shape, bytes, tuning);
   if (prediction) {
+    // The selector prices the check by the name's algorithm: one that carries it where the
+    // fallback does not has the fallback wait for the check's round.
+    if (find_algorithm(name)->carries_call_check && !runs.carries_call_check) {
+      add_check_round(params, shape, tuning, *prediction);
+    }
     prediction->algorithm = std::string(name);
     prediction->detail =
         "runs " + std::string(fallback) + " " + std::string(why) + ": " + prediction->detail;
   }
   return prediction;
+}
+
+// With COLL_CHECK_ARGS on, an algorithm that does not carry the argument check in its first
+// message waits for a round of descriptors around the ring before it starts: one alpha of the
+// ring's slowest link, which crosses nodes when there are several.
+void add_check_round(const model::CostParams& params, const model::Shape& shape,
+                     const Tuning& tuning, model::Prediction& prediction) {
+  if (!tuning.check_arguments || shape.ranks < 2) return;
+  prediction.latency_s +=
+      std::max(params.intra.alpha_s, shape.nodes > 1 ? params.inter.alpha_s : 0.0);
+  prediction.detail += prediction.detail.empty() ? "" : "; ";
+  prediction.detail += "+1 step: the argument check";
 }
 
 bool is_available(const AlgorithmInfo& info) {

@@ -56,6 +56,11 @@ struct AlgorithmInfo {
   bool asks_cost_model = false;
 };
 
+// Adds the argument check's own round before the collective (the selector does for every
+// algorithm that does not carry the check; one that carries it only on some paths, for those).
+void add_check_round(const model::CostParams& params, const model::Shape& shape,
+                     const Tuning& tuning, model::Prediction& prediction);
+
 // The cost of an algorithm that runs `fallback` where it cannot run itself (`why`: "across
 // nodes"), under its own name.
 std::optional<model::Prediction> priced_as(std::string_view fallback, std::string_view name,

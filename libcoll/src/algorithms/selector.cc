@@ -26,22 +26,6 @@ std::string dominant_term(const model::Prediction& p) {
   return text;
 }
 
-// With COLL_CHECK_ARGS on, an algorithm that does not carry the argument check in its first
-// message waits for a round of descriptors around the ring before it starts: one alpha of the
-// ring's slowest link, which crosses nodes when there are several.
-void add_check_round(const model::CostParams& params, const model::Shape& shape,
-                     std::string_view algorithm, const Tuning& tuning,
-                     model::Prediction& prediction) {
-  const AlgorithmInfo* info = find_algorithm(algorithm);
-  if (!tuning.check_arguments || shape.ranks < 2 || info == nullptr || info->carries_call_check) {
-    return;
-  }
-  prediction.latency_s +=
-      std::max(params.intra.alpha_s, shape.nodes > 1 ? params.inter.alpha_s : 0.0);
-  prediction.detail += prediction.detail.empty() ? "" : "; ";
-  prediction.detail += "+1 step: the argument check";
-}
-
 }  // namespace
 
 std::optional<model::Prediction> predict(std::string_view algorithm,
@@ -86,7 +70,10 @@ Explanation explain(const model::CostParams& params, const model::Shape& shape, 
   for (const auto& name : candidates) {
     CandidateResult result{name, predict(name, params, shape, bytes, tuning), {}};
     if (!result.prediction) result.note = "skipped: the cost model has no formula for it";
-    if (result.prediction) add_check_round(params, shape, name, tuning, *result.prediction);
+    const AlgorithmInfo* info = find_algorithm(name);
+    if (result.prediction && info != nullptr && !info->carries_call_check) {
+      add_check_round(params, shape, tuning, *result.prediction);
+    }
     out.candidates.push_back(std::move(result));
   }
   for (const auto& candidate : out.candidates) {

@@ -14,158 +14,52 @@
 #include <cstring>
 
 #include "algorithms/registry.hpp"
+#include "algorithms/slot_rounds.hpp"
 #include "coll/error.hpp"
 #include "reduce/reducer.hpp"
-#include "transport/node_slots.hpp"
-#include "transport/waiter.hpp"
 
 namespace coll {
 namespace {
 
-// A round's number: the collective's sequence and the round within it, never 0 (unwritten).
-constexpr unsigned kRoundBits = 24;
-constexpr int kInlinePolls = 64;
-
-// Descriptors are compared every call: a word at a time, where memcmp's call cost more.
-bool same_bytes(std::span<const std::byte> a, std::span<const std::byte> b) {
-  static_assert(NodeSlots::kDescriptorBytes % sizeof(std::uint64_t) == 0);
-  std::uint64_t differ = 0;
-  for (std::size_t at = 0; at < NodeSlots::kDescriptorBytes; at += sizeof differ) {
-    std::uint64_t x, y;
-    std::memcpy(&x, a.data() + at, sizeof x);
-    std::memcpy(&y, b.data() + at, sizeof y);
-    differ |= x ^ y;
-  }
-  return differ == 0;
-}
-
-// The same answer on every rank of the group: the node map, the slots and the context are shared.
-bool slots_serve(const CollectiveContext& context) {
-  NodeSlots* slots = context.transport.node_slots();
-  if (slots == nullptr || context.tags.stage() != 0 ||
-      context.tags.context() >= NodeSlots::kContexts) {
-    return false;
-  }
-  const Group& group = context.group;
-  const int first = group.global(0);
-  for (int member = 1; member < group.size(); ++member) {
-    const int other = group.global(member);
-    if (context.node_of_rank[first] != context.node_of_rank[other] ||
-        !slots->connects(first, other)) {
-      return false;
-    }
-  }
-  return true;
-}
-
-class ShmAllreduce final : public WaitCondition {
+class ShmAllreduce {
  public:
   ShmAllreduce(const CollectiveContext& context, const AllreduceArgs& args)
-      : context_(context),
-        args_(args),
-        slots_(*context.transport.node_slots()),
+      : args_(args),
         group_(context.group),
-        slot_context_(context.tags.context()),
+        rounds_(context),
         elem_(dtype_size(args.type)),
         round_elems_(NodeSlots::kPayloadBytes / elem_) {}
 
   void run() {
     const std::size_t rounds = (args_.count + round_elems_ - 1) / round_elems_;
-    if (rounds >= (std::size_t{1} << kRoundBits)) {
+    if (rounds > SlotRounds::kMaxRounds) {
       throw Error(Status::InvalidArgument, "shm all-reduce: more than 2^24 slot rounds");
     }
     for (std::size_t round = 0; round < rounds; ++round) run_round(round);
   }
 
-  // WaitCondition: the members whose slot does not hold this round yet.
-  std::size_t missing() override {
-    while (first_missing_ < group_.size() &&
-           (first_missing_ == group_.me ||
-            theirs(first_missing_).round.load(std::memory_order_acquire) == round_)) {
-      ++first_missing_;
-    }
-    return static_cast<std::size_t>(group_.size() - first_missing_);
-  }
-  int peer() const override { return group_.global(std::min(first_missing_, group_.size() - 1)); }
-  void check_slow() override {
-    if (context_.call_check != nullptr) context_.call_check->poll_message();
-  }
-
  private:
-  // Most publications arrive within a microsecond: polled here, without the waiter's set-up.
-  bool arrives_soon() {
-    for (int poll = 0; poll < kInlinePolls; ++poll) {
-      if (missing() == 0) return true;
-    }
-    return false;
-  }
-
-  NodeSlots::Buffer& theirs(int member) {
-    return turn_[NodeSlots::stride() * std::size_t(slots_.local_index(group_.global(member)))];
-  }
-
   void run_round(std::size_t round) {
     const std::size_t offset = round * round_elems_;
     const std::size_t length = std::min(round_elems_, args_.count - offset);
-    const std::size_t bytes = length * elem_;
-    CallCheck* check = round == 0 ? context_.call_check : nullptr;
-    round_ = (context_.tags.sequence() << kRoundBits) | (round + 1);
-    turn_ = slots_.turn_buffers(slot_context_, slots_.turn(slot_context_));
-
-    NodeSlots::Buffer& mine = theirs(group_.me);
-    if (check != nullptr) {
-      const auto descriptor = check->descriptor();
-      if (descriptor.size() != NodeSlots::kDescriptorBytes) {
-        throw Error(Status::InternalError, "shm all-reduce: a call descriptor of " +
-                                               std::to_string(descriptor.size()) + " bytes");
-      }
-      std::memcpy(mine.descriptor, descriptor.data(), NodeSlots::kDescriptorBytes);
-    }
-    std::memcpy(mine.payload, static_cast<const std::byte*>(args_.send) + offset * elem_, bytes);
-    mine.round.store(round_, std::memory_order_release);
-
-    first_missing_ = 0;
-    if (!arrives_soon()) context_.transport.wait_for(*this);
-    if (check != nullptr) compare_calls(*check);
+    NodeSlots::Buffer& mine = rounds_.begin(round);
+    std::memcpy(mine.payload, static_cast<const std::byte*>(args_.send) + offset * elem_,
+                length * elem_);
+    rounds_.publish_and_wait();
 
     auto* out = static_cast<std::byte*>(args_.recv) + offset * elem_;
-    reduce(args_.type, args_.op, out, theirs(0).payload, theirs(1).payload, length);
+    reduce(args_.type, args_.op, out, rounds_.of(0).payload, rounds_.of(1).payload, length);
     for (int member = 2; member < group_.size(); ++member) {
-      reduce(args_.type, args_.op, out, out, theirs(member).payload, length);
+      reduce(args_.type, args_.op, out, out, rounds_.of(member).payload, length);
     }
     if (args_.op == ReduceOp::Avg) finish_average(args_.type, out, length, group_.size());
-    slots_.next_turn(slot_context_);
   }
 
-  // Every rank sees every descriptor. When one differs from this rank's, each rank compares
-  // them in the same order, so all of them name the same first pair that differs.
-  void compare_calls(CallCheck& check) {
-    const std::span<const std::byte> mine = check.descriptor();
-    const auto described = [&](int member) {
-      return std::span<const std::byte>(theirs(member).descriptor, mine.size());
-    };
-    bool agree = true;
-    for (int member = 0; member < group_.size() && agree; ++member) {
-      agree = member == group_.me || same_bytes(described(member), mine);
-    }
-    for (int second = 0; second < group_.size() && !agree; ++second) {  // throws at the first
-      const int first = (second + group_.size() - 1) % group_.size();
-      check.compare(group_.global(first), described(first), group_.global(second),
-                    described(second));
-    }
-    check.compared_all();
-  }
-
-  const CollectiveContext& context_;
   const AllreduceArgs& args_;
-  NodeSlots& slots_;
   const Group& group_;
-  const unsigned slot_context_;
+  SlotRounds rounds_;
   const std::size_t elem_;
   const std::size_t round_elems_;
-  std::uint64_t round_ = 0;
-  NodeSlots::Buffer* turn_ = nullptr;  // this round's buffers of this context
-  int first_missing_ = 0;
 };
 
 const AlgorithmInfo& direct() {

@@ -1,0 +1,136 @@
+#include "algorithms/slot_rounds.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "coll/error.hpp"
+#include "transport/waiter.hpp"
+
+namespace coll {
+namespace {
+
+// A round's number: the collective's sequence and the round within it, never 0 (unwritten).
+constexpr unsigned kRoundBits = 24;
+static_assert(SlotRounds::kMaxRounds < (std::size_t{1} << kRoundBits));
+// Most publications arrive within a microsecond: polled inline, without the waiter's set-up.
+constexpr int kInlinePolls = 64;
+
+// Descriptors are compared every call: a word at a time, where memcmp's call cost more.
+bool same_bytes(std::span<const std::byte> a, std::span<const std::byte> b) {
+  static_assert(NodeSlots::kDescriptorBytes % sizeof(std::uint64_t) == 0);
+  std::uint64_t differ = 0;
+  for (std::size_t at = 0; at < NodeSlots::kDescriptorBytes; at += sizeof differ) {
+    std::uint64_t x, y;
+    std::memcpy(&x, a.data() + at, sizeof x);
+    std::memcpy(&y, b.data() + at, sizeof y);
+    differ |= x ^ y;
+  }
+  return differ == 0;
+}
+
+}  // namespace
+
+bool slots_serve(const CollectiveContext& context) {
+  NodeSlots* slots = context.transport.node_slots();
+  if (slots == nullptr || context.tags.stage() != 0 ||
+      context.tags.context() >= NodeSlots::kContexts) {
+    return false;
+  }
+  const Group& group = context.group;
+  const int first = group.global(0);
+  for (int member = 1; member < group.size(); ++member) {
+    const int other = group.global(member);
+    if (context.node_of_rank[first] != context.node_of_rank[other] ||
+        !slots->connects(first, other)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+SlotRounds::SlotRounds(const CollectiveContext& context)
+    : context_(context),
+      slots_(*context.transport.node_slots()),
+      group_(context.group),
+      slot_context_(context.tags.context()) {}
+
+NodeSlots::Buffer& SlotRounds::begin(std::size_t round) {
+  if (round >= kMaxRounds) throw Error(Status::InternalError, "node slots: round out of range");
+  round_ = (context_.tags.sequence() << kRoundBits) | (round + 1);
+  first_round_ = round == 0;
+  turn_ = slots_.turn_buffers(slot_context_, slots_.turn(slot_context_));
+  return buffer_of(group_.me);
+}
+
+void SlotRounds::publish_and_wait() {
+  CallCheck* check = first_round_ ? context_.call_check : nullptr;
+  NodeSlots::Buffer& mine = buffer_of(group_.me);
+  if (check != nullptr) {
+    const auto descriptor = check->descriptor();
+    if (descriptor.size() != NodeSlots::kDescriptorBytes) {
+      throw Error(Status::InternalError, "node slots: a call descriptor of " +
+                                             std::to_string(descriptor.size()) + " bytes");
+    }
+    std::memcpy(mine.descriptor, descriptor.data(), NodeSlots::kDescriptorBytes);
+  }
+  mine.round.store(round_, std::memory_order_release);
+  first_missing_ = 0;
+  if (!arrives_soon()) context_.transport.wait_for(*this);
+  if (check != nullptr) compare_calls(*check);
+  // Every peer has published this round, so none still reads the buffers of the round before:
+  // this rank's next round may write them.
+  slots_.next_turn(slot_context_);
+}
+
+const NodeSlots::Buffer& SlotRounds::of(int member) const {
+  return buffer_of(member);
+}
+
+NodeSlots::Buffer& SlotRounds::buffer_of(int member) const {
+  return turn_[NodeSlots::stride() * std::size_t(slots_.local_index(group_.global(member)))];
+}
+
+std::size_t SlotRounds::missing() {
+  while (first_missing_ < group_.size() &&
+         (first_missing_ == group_.me ||
+          buffer_of(first_missing_).round.load(std::memory_order_acquire) == round_)) {
+    ++first_missing_;
+  }
+  return static_cast<std::size_t>(group_.size() - first_missing_);
+}
+
+int SlotRounds::peer() const {
+  return group_.global(std::min(first_missing_, group_.size() - 1));
+}
+
+void SlotRounds::check_slow() {
+  if (context_.call_check != nullptr) context_.call_check->poll_message();
+}
+
+bool SlotRounds::arrives_soon() {
+  for (int poll = 0; poll < kInlinePolls; ++poll) {
+    if (missing() == 0) return true;
+  }
+  return false;
+}
+
+// When a descriptor differs from this rank's, each rank compares them in the same order, so all
+// of them name the same first pair that differs.
+void SlotRounds::compare_calls(CallCheck& check) {
+  const std::span<const std::byte> mine = check.descriptor();
+  const auto described = [&](int member) {
+    return std::span<const std::byte>(buffer_of(member).descriptor, mine.size());
+  };
+  bool agree = true;
+  for (int member = 0; member < group_.size() && agree; ++member) {
+    agree = member == group_.me || same_bytes(described(member), mine);
+  }
+  for (int second = 0; second < group_.size() && !agree; ++second) {  // throws at the first
+    const int first = (second + group_.size() - 1) % group_.size();
+    check.compare(group_.global(first), described(first), group_.global(second), described(second));
+  }
+  check.compared_all();
+}
+
+}  // namespace coll
