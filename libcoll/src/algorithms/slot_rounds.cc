@@ -83,23 +83,6 @@ void SlotRounds::publish_and_wait() {
   slots_.next_turn(slot_context_);
 }
 
-const NodeSlots::Buffer& SlotRounds::of(int member) const {
-  return buffer_of(member);
-}
-
-NodeSlots::Buffer& SlotRounds::buffer_of(int member) const {
-  return turn_[NodeSlots::stride() * std::size_t(slots_.local_index(group_.global(member)))];
-}
-
-std::size_t SlotRounds::missing() {
-  while (first_missing_ < group_.size() &&
-         (first_missing_ == group_.me ||
-          buffer_of(first_missing_).round.load(std::memory_order_acquire) == round_)) {
-    ++first_missing_;
-  }
-  return static_cast<std::size_t>(group_.size() - first_missing_);
-}
-
 int SlotRounds::peer() const {
   return group_.global(std::min(first_missing_, group_.size() - 1));
 }

@@ -33,15 +33,25 @@ class SlotRounds final : public WaitCondition {
   // on, compares every rank's call with this one's (throws, naming the first pair that differs).
   void publish_and_wait();
   // Group member `member`'s buffer of the round last published: valid until the next round ends.
-  const NodeSlots::Buffer& of(int member) const;
+  const NodeSlots::Buffer& of(int member) const { return buffer_of(member); }
 
-  // WaitCondition: the members whose slot does not hold this round yet.
-  std::size_t missing() override;
+  // WaitCondition: the members whose slot does not hold this round yet. Inline (as buffer_of):
+  // every poll calls it, and an out-of-line call would go through the library's PLT.
+  std::size_t missing() override {
+    while (first_missing_ < group_.size() &&
+           (first_missing_ == group_.me ||
+            buffer_of(first_missing_).round.load(std::memory_order_acquire) == round_)) {
+      ++first_missing_;
+    }
+    return static_cast<std::size_t>(group_.size() - first_missing_);
+  }
   int peer() const override;
   void check_slow() override;
 
  private:
-  NodeSlots::Buffer& buffer_of(int member) const;
+  NodeSlots::Buffer& buffer_of(int member) const {
+    return turn_[NodeSlots::stride() * std::size_t(slots_.local_index(group_.global(member)))];
+  }
   bool arrives_soon();
   void compare_calls(CallCheck& check);
 
