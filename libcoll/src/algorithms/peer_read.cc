@@ -6,28 +6,30 @@
 // and load from them (Transport::peer_memory's view), with no system call per read.
 // Nothing is staged: per rank that is the memory-bandwidth minimum of an all-reduce (read the
 // input, read the peers' parts of one block, write the result; bench/memory_bound measures it).
-// Three rounds of small messages order the reads: buffers published (inputs ready), block
-// reduced (results ready), reading finished (buffers may be reused once every peer says so).
+// Three rounds order the reads: buffers published (inputs ready), block reduced (results
+// ready), reading finished (buffers may be reused once every peer says so). Where the node's
+// slots serve the group (SlotRounds) each is one hand-off through them, the first carrying the
+// addresses and the argument check; elsewhere each is p-1 small messages, after the check.
 // Where the transport cannot reach every pair of the group (ranks on several nodes, a kernel that
 // refuses cross-memory attach, COLL_PEER_MEMORY=0), every rank of the group runs ring instead.
 //
-// Cost: 3 rounds of p-1 messages, then each rank reads (p-1)/p*M from peers for its block and
-// (p-1)/p*M of results, at the intra-node beta (of p concurrent flows, where a node stages), each
-// read paying a system call. Shared buffers' loads make no call and one copy (a message makes
-// two), which pays off where ranks share cores: the copies queue on the cores, so half the
-// copying is half the time, and a round's p-1 messages arrive together (no call between them),
-// so a round costs one alpha. With a core per rank they are priced as plain reads: their loads
-// cross cores into lines the peer has just written, which costs about what a message's two
-// pipelined copies do, and the calls' price offsets the model's pessimism for the message
-// algorithms in cache; pricing the loads alone at their cost made auto pick them at 64-256 KiB,
-// where ring is 20-30 % faster (docs/algorithms.md).
-// The block's reduction reads one operand from cache (each peer piece is read into a cache-sized
-// buffer just before it is added), so it moves 2/3 of the memory traffic gamma was measured with
-// (c = a + b, all in memory).
+// Cost: 3 slot hand-offs (or 3 rounds of p-1 messages and the check's), then each rank reads
+// (p-1)/p*M from peers for its block and (p-1)/p*M of results, at the intra-node beta (of p
+// concurrent flows, where a node stages), each read paying a system call. Shared buffers' loads
+// make no call and one copy (a message makes two), which pays off where ranks share cores: the
+// copies queue on the cores, so half the copying is half the time, and a round's p-1 messages
+// arrive together (no call between them), so a round costs one alpha. With a core per rank they are
+// priced as plain reads: their loads cross cores into lines the peer has just written, which costs
+// about what a message's two pipelined copies do, and the calls' price offsets the model's
+// pessimism for the message algorithms in cache; pricing the loads alone at their cost made auto
+// pick them at 64-256 KiB, where ring is 20-30 % faster (docs/algorithms.md). The block's reduction
+// reads one operand from cache (each peer piece is read into a cache-sized buffer just before it is
+// added), so it moves 2/3 of the memory traffic gamma was measured with (c = a + b, all in memory).
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "algorithms/partition.hpp"
@@ -55,6 +57,9 @@ struct Published {
   std::uint64_t bytes = 0;  // of each buffer: the reads stay inside what the owner passed
   SharedRegionRef send_region, recv_region;  // where allocate_shared made them: peers map them
 };
+// Copied through a slot's payload as bytes.
+static_assert(std::is_trivially_copyable_v<Published> &&
+              sizeof(Published) <= NodeSlots::kPayloadBytes);
 
 SharedRegionRef region_holding(const void* buffer, std::size_t bytes) {
   return shared_region_of(buffer, bytes).value_or(SharedRegionRef{});
@@ -77,7 +82,13 @@ bool reaches_whole_group(const CollectiveContext& context) {
   return true;
 }
 
-void check_arguments_first(const CollectiveContext& context);
+// The check, carried by the slots' first round, is completed on its own before messages move:
+// a peer that called something else must fail the call before it is waited for.
+void check_arguments_first(const CollectiveContext& context) {
+  if (context.call_check == nullptr) return;
+  context.call_check->send(nullptr, 0);
+  context.call_check->receive();
+}
 
 class PeerReadAllreduce {
  public:
@@ -237,14 +248,6 @@ class PeerReadAllreduce {
   Partition blocks_;
   std::vector<Published> published_;  // by group index
 };
-
-// The check, carried by the slots' first round, is completed on its own before messages move:
-// a peer that called something else must fail the call before it is waited for.
-void check_arguments_first(const CollectiveContext& context) {
-  if (context.call_check == nullptr) return;
-  context.call_check->send(nullptr, 0);
-  context.call_check->receive();
-}
 
 void peer_read_allreduce(const CollectiveContext& context, const AllreduceArgs& args) {
   if (trivial_allreduce(context, args)) return;
