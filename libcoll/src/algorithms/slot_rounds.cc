@@ -10,9 +10,6 @@
 namespace coll {
 namespace {
 
-// A round's number: the collective's sequence and the round within it, never 0 (unwritten).
-constexpr unsigned kRoundBits = 24;
-static_assert(SlotRounds::kMaxRounds < (std::size_t{1} << kRoundBits));
 // Most publications arrive within a microsecond: polled inline, without the waiter's set-up.
 constexpr int kInlinePolls = 64;
 
@@ -58,13 +55,13 @@ SlotRounds::SlotRounds(const CollectiveContext& context)
 NodeSlots::Buffer& SlotRounds::begin(std::size_t round) {
   if (round >= kMaxRounds) throw Error(Status::InternalError, "node slots: round out of range");
   round_ = (context_.tags.sequence() << kRoundBits) | (round + 1);
-  first_round_ = round == 0;
   turn_ = slots_.turn_buffers(slot_context_, slots_.turn(slot_context_));
   return buffer_of(group_.me);
 }
 
 void SlotRounds::publish_and_wait() {
-  CallCheck* check = first_round_ ? context_.call_check : nullptr;
+  const bool first_round = (round_ & kMaxRounds) == 1;
+  CallCheck* check = first_round ? context_.call_check : nullptr;
   NodeSlots::Buffer& mine = buffer_of(group_.me);
   if (check != nullptr) {
     const auto descriptor = check->descriptor();

@@ -20,8 +20,10 @@ bool slots_serve(const CollectiveContext& context);
 
 class SlotRounds final : public WaitCondition {
  public:
-  // At most this many rounds per collective.
-  static constexpr std::size_t kMaxRounds = (std::size_t{1} << 24) - 1;
+  // A round's number is the collective's sequence above kRoundBits and the round within it
+  // below, from 1 (0: unwritten); so at most kMaxRounds rounds per collective.
+  static constexpr unsigned kRoundBits = 24;
+  static constexpr std::size_t kMaxRounds = (std::size_t{1} << kRoundBits) - 1;
 
   // Where slots_serve(context).
   explicit SlotRounds(const CollectiveContext& context);
@@ -59,8 +61,7 @@ class SlotRounds final : public WaitCondition {
   NodeSlots& slots_;
   const Group& group_;
   const unsigned slot_context_;
-  std::uint64_t round_ = 0;  // the number published: sequence and round, never 0
-  bool first_round_ = false;
+  std::uint64_t round_ = 0;            // the number published: sequence and round, never 0
   NodeSlots::Buffer* turn_ = nullptr;  // this round's buffers of this context
   int first_missing_ = 0;
 };
