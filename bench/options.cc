@@ -71,7 +71,7 @@ void check_soak_flags(const Options& options, const po::variables_map& values) {
   if (options.soak_ops < 1) throw UsageError("--soak needs at least one operation");
   for (const char* flag : {"minbytes", "stepfactor", "iters", "warmup_iters", "check", "no-check",
                            "datatype", "op", "coll", "model-gradients", "explain", "calibrate",
-                           "strategy", "model-only", "paper-tables", "scaling"}) {
+                           "rounds", "strategy", "model-only", "paper-tables", "scaling"}) {
     if (values.count(flag) > 0 && !values[flag].defaulted()) {
       throw UsageError(std::string("--soak draws its operations itself; it takes -e/--maxbytes, "
                                    "--algo, --seed and --json, not --") +
@@ -112,8 +112,12 @@ Options parse_options(int argc, const char* const* argv) {
       "multiply the size by this between steps (>= 2)")(
       "iters,n", po::value(&options.iterations)->default_value(20), "timed iterations per size")(
       "warmup_iters,w", po::value(&options.warmup)->default_value(5),
-      "untimed warm-up iterations per size")("check,c", po::value(&check)->default_value(1),
-                                             "verify results (1) or not (0)")(
+      "untimed warm-up iterations per size")(
+      "rounds", po::value(&options.rounds),
+      "measure every size this many times, the algorithms of --algo alternating (in reverse "
+      "order every other round), and report each one's median (default 3 with several "
+      "algorithms, 1 with one; --tune: 5)")("check,c", po::value(&check)->default_value(1),
+                                            "verify results (1) or not (0)")(
       "no-check", po::bool_switch(&no_check), "same as -c 0")(
       "datatype,d", po::value(&type)->default_value("float"),
       "int8 uint8 int32 uint32 int64 uint64 half float double bfloat16")(
@@ -238,6 +242,9 @@ Options parse_options(int argc, const char* const* argv) {
   if (options.step_factor < 2) throw UsageError("-f/--stepfactor must be at least 2");
   if (options.iterations < 1) throw UsageError("-n/--iters must be at least 1");
   if (options.warmup < 0) throw UsageError("-w/--warmup_iters must not be negative");
+  if (values.count("rounds") > 0 && options.rounds < 1) {
+    throw UsageError("--rounds must be at least 1");
+  }
   if (check != 0 && check != 1) throw UsageError("-c/--check takes 0 or 1");
   options.check = check == 1 && !no_check;
   if (buffers != "shared" && buffers != "private") {
@@ -314,6 +321,12 @@ Options parse_options(int argc, const char* const* argv) {
     apply_strategy(options, values);
   }
   if (options.scaling || options.paper_tables) options.model_only = true;
+  if (options.rounds > 0 && (!options.model.empty() || options.model_only || options.calibrate)) {
+    throw UsageError(
+        "--rounds repeats a size sweep's or --tune's measurements; it does not apply "
+        "to --model-gradients, --model-only, --paper-tables, --scaling or "
+        "--calibrate");
+  }
   if (options.scaling && !options.ranks_per_node_given) options.ranks_per_node = 8;
   try {
     coll::schedule::parse_policy(options.fusion);

@@ -35,6 +35,9 @@ struct Options {
   std::size_t step_factor = 2;
   int iterations = 20;
   int warmup = 5;
+  // --rounds: each size measured this many times, the algorithms alternating, medians kept.
+  // 0: the mode's default (a sweep: 3 with several algorithms, 1 with one; --tune: 5).
+  int rounds = 0;
   bool check = true;
   coll::DataType type = coll::DataType::Float32;
   coll::ReduceOp op = coll::ReduceOp::Sum;

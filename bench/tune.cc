@@ -15,8 +15,8 @@ namespace collbench {
 namespace {
 
 // Rounds alternate the algorithms (in reverse order every other round) so that a burst of load
-// on the machine hits all of them alike; the median of the rounds is kept.
-constexpr int kRounds = 5;
+// on the machine hits all of them alike; the median of the rounds is kept. --rounds overrides.
+constexpr int kDefaultRounds = 5;
 // Algorithms measured within this fraction of the fastest are as fast as it: the previous size's
 // winner, else the cost model's pick, is kept then, so that noise does not split the table into
 // rules that flip at every size.
@@ -83,6 +83,7 @@ int run_tune(coll::Comm& comm, const Options& options) {
     return 1;
   }
   const std::vector<std::string> algorithms = tuned_algorithms(options);
+  const int rounds_per_size = options.rounds > 0 ? options.rounds : kDefaultRounds;
   const std::size_t elem = coll::dtype_size(options.type);
   coll::BufferPool pool(options.buffers);
   auto send = pool.acquire(options.max_bytes + 64);
@@ -93,8 +94,8 @@ int run_tune(coll::Comm& comm, const Options& options) {
     std::printf(
         "# collbench --tune: shape %s (%s), %zu algorithm(s), %d rounds of %d iterations "
         "(warm-up %d), medians of the rounds, slowest rank\n",
-        shape.c_str(), comm.selector().shape().describe().c_str(), algorithms.size(), kRounds,
-        options.iterations, options.warmup);
+        shape.c_str(), comm.selector().shape().describe().c_str(), algorithms.size(),
+        rounds_per_size, options.iterations, options.warmup);
     std::printf("#%11s", "size (B)");
     for (const auto& name : algorithms) std::printf(" %14.14s", name.c_str());
     std::printf("  %-18s %s\n", "fastest", "auto before");
@@ -104,7 +105,7 @@ int run_tune(coll::Comm& comm, const Options& options) {
        bytes <= options.max_bytes; bytes *= options.step_factor) {
     const std::size_t count = bytes / elem;
     std::vector<std::vector<double>> rounds(algorithms.size());
-    for (int round = 0; round < kRounds; ++round) {
+    for (int round = 0; round < rounds_per_size; ++round) {
       for (std::size_t i = 0; i < algorithms.size(); ++i) {
         const std::size_t a = round % 2 == 0 ? i : algorithms.size() - 1 - i;
         rounds[a].push_back(time_us(comm, options, algorithms[a], send.data(), recv.data(), count));
@@ -157,7 +158,7 @@ int run_tune(coll::Comm& comm, const Options& options) {
         .field("nodes", comm.num_nodes())
         .field("iterations", options.iterations)
         .field("warmup", options.warmup)
-        .field("rounds", kRounds)
+        .field("rounds", rounds_per_size)
         .field("table", path)
         .begin_array("results");
     for (const auto& size : sizes) {

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <regex>
 #include <set>
+#include <utility>
 
 #include "coll/model/calibration.hpp"
 #include "read_json.hpp"
@@ -99,8 +100,15 @@ TEST_F(CostModelCli, SeveralAlgorithmsEndInASummaryWithPredictions) {
   EXPECT_NE(result.output.find("model's pick matched the measured winner at"), std::string::npos);
   const auto report = read_json(json);
   EXPECT_EQ(report.at("wrong_total"), 0);
+  // Several algorithms: each size measured in 3 rounds, one row per (algorithm, size).
+  EXPECT_EQ(report.at("rounds"), 3);
+  std::set<std::pair<std::string, std::size_t>> rows;
+  for (const auto& row : report.at("results")) {
+    EXPECT_TRUE(rows.emplace(row.at("algorithm"), row.at("bytes")).second) << row;
+  }
   const auto& summary = report.at("summary");
   ASSERT_EQ(summary.size(), 2u) << summary;  // 1K and 64K
+  EXPECT_EQ(rows.size(), 2 * summary[0].at("algorithms").size()) << report.at("results");
   for (const auto& size : summary) {
     std::set<std::string> measured, predicted;
     for (const auto& algorithm : size.at("algorithms")) {

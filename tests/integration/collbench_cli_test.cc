@@ -82,6 +82,7 @@ TEST(CollbenchCli, SweepReportsZeroWrongAcrossTypes) {
     EXPECT_EQ(report.at("type").get<std::string>(), coll::dtype_name(*coll::parse_dtype(type)));
     EXPECT_EQ(report.at("ranks"), 3);
     EXPECT_EQ(report.at("op"), "avg");
+    EXPECT_EQ(report.at("rounds"), 1);  // one algorithm: measured once per size
     EXPECT_EQ(report.at("wrong_total"), 0) << type;
     // -b 4 -e 1M -f 16: 4, 64, 1K, 16K and 256K bytes (the smallest rounded to whole elements).
     ASSERT_EQ(report.at("results").size(), 5u) << type;
@@ -97,7 +98,8 @@ TEST(CollbenchCli, BadInputIsOneLineAndExitCodeTwo) {
   for (const char* args :
        {"--nodes 0", "-b 1M -e 1K", "-d complex", "-o xor", "--algo nosuch", "--bogus", "-f 1",
         "-n 0", "--model-gradients vgg", "--model-gradients resnet50 --model-variant x", "-b lots",
-        "--node-sizes 3,x", "--node-sizes 0"}) {
+        "--node-sizes 3,x", "--node-sizes 0", "--rounds 0", "--rounds 3 --model-gradients alexnet",
+        "--rounds 3 --soak 5"}) {
     const auto result = run_command(collbench(args), 30);
     EXPECT_EQ(result.exit_code, 2) << args << ": " << result.output;
     EXPECT_EQ(std::count(result.output.begin(), result.output.end(), '\n'), 1)
