@@ -115,7 +115,7 @@ Options parse_options(int argc, const char* const* argv) {
       "untimed warm-up iterations per size")(
       "rounds", po::value(&options.rounds),
       "measure every size this many times, the algorithms of --algo alternating (in reverse "
-      "order every other round), and report each one's median (default 3 with several "
+      "order every other round), and report each one's median (default 5 with several "
       "algorithms, 1 with one; --tune: 5)")("check,c", po::value(&check)->default_value(1),
                                             "verify results (1) or not (0)")(
       "no-check", po::bool_switch(&no_check), "same as -c 0")(

@@ -36,7 +36,7 @@ struct Options {
   int iterations = 20;
   int warmup = 5;
   // --rounds: each size measured this many times, the algorithms alternating, medians kept.
-  // 0: the mode's default (a sweep: 3 with several algorithms, 1 with one; --tune: 5).
+  // 0: the mode's default (5 with several algorithms, as --tune; a sweep of one: 1).
   int rounds = 0;
   bool check = true;
   coll::DataType type = coll::DataType::Float32;

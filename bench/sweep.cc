@@ -229,7 +229,7 @@ std::size_t run_sweep(coll::Comm& comm, const Options& options) {
   std::vector<std::string> algorithms = options.algorithms;
   if (algorithms.empty()) algorithms.push_back("");  // the library's default
   const std::size_t n = algorithms.size();
-  const int rounds = options.rounds > 0 ? options.rounds : n > 1 ? 3 : 1;
+  const int rounds = options.rounds > 0 ? options.rounds : n > 1 ? 5 : 1;
 
   SweepReport report(comm, options, rounds);
   std::vector<std::vector<Rounds>> measured(n, std::vector<Rounds>(counts.size()));
