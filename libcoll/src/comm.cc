@@ -350,6 +350,12 @@ const Selector& Comm::Impl::cost_model() {
     const double ranks_per_core =
         double(busiest) / double(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
     model::CostParams params = model::resolve_params();
+    // Nodes emulated on one host talk over loopback: no NIC for their flows to share.
+    if (std::count(hosts.begin(), hosts.end(), hosts.front()) == long(hosts.size()) &&
+        family->rank_map.num_nodes() > 1 && !transport.emulates_links()) {
+      params.nic_shared = false;
+      params.source += "; nodes emulated on one host: no NIC shared";
+    }
     if (PeerMemory* memory = transport.peer_memory()) {
       params.peer_read_call_s = memory->read_call_seconds();
     }

@@ -238,6 +238,29 @@ TEST(CostModel, HierarchicalWinsWhenInterBetaIsTenTimesIntra) {
   EXPECT_NE(choose(flat(), shape, kLarge, modeled_algorithms()), "hierarchical");
 }
 
+// Nodes emulated on one host over loopback have no NIC: a flow to another node costs only the
+// rank that copies it, so the algorithms whose ranks of a node send across at once (direct,
+// halving-doubling's far steps, the parameter server, hierarchical's rails) cost less, while a
+// flat ring, one flow per node, costs the same.
+TEST(CostModel, WithoutANicToShareEachInterNodeFlowCostsItsRankAlone) {
+  CostParams nic = flat(2e-6, 1e-10, 0);
+  nic.inter.beta_s_per_byte = 1e-9;
+  CostParams loopback = nic;
+  loopback.nic_shared = false;
+  const Shape shape = Shape::uniform(2, 2);
+  const double m = double(kLarge);
+  auto bandwidth = [&](std::string_view name, const CostParams& params) {
+    return predict(name, params, shape, kLarge)->bandwidth_s;
+  };
+  EXPECT_DOUBLE_EQ(bandwidth("ring", loopback), bandwidth("ring", nic));
+  // direct: per rank 1 vector in its node, 2 across; through a NIC the node's 2 ranks' 4 share it.
+  EXPECT_NEAR(bandwidth("direct", nic), m * 1e-10 + 4 * m * 1e-9, 1e-9);
+  EXPECT_NEAR(bandwidth("direct", loopback), m * 1e-10 + 2 * m * 1e-9, 1e-9);
+  for (const char* name : {"halving_doubling", "ps", "hierarchical"}) {
+    EXPECT_LT(bandwidth(name, loopback), 0.75 * bandwidth(name, nic)) << name;
+  }
+}
+
 TEST(CostModel, EveryFormulaHandlesUnevenAndSingleRankShapes) {
   CostParams params = flat();
   params.inter = {5e-6, 1e-9};

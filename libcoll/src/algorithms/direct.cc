@@ -128,11 +128,13 @@ std::optional<model::Prediction> direct_cost(const model::CostParams& params,
   const int p = shape.ranks;
   if (p < 2) return out;
   // Per rank of the largest node (L ranks): L-1 vectors to its node's ranks, the node's L ranks
-  // at once through the node's staging path; p-L vectors over the NIC, which its L ranks share.
-  // Priced in closed form: the shifts of DirectSchedule pair every rank with every other once.
+  // at once through the node's staging path; p-L vectors over the NIC, which its L ranks share
+  // (where there is one). Priced in closed form: the shifts of DirectSchedule pair every rank
+  // with every other once.
   const int local = shape.max_local();
   const double intra = (local - 1) * m * model::intra_beta(params, local);
-  const double inter = double(p - local) * local * m * params.inter.beta_s_per_byte;
+  const double inter =
+      double(p - local) * (params.nic_shared ? local : 1) * m * params.inter.beta_s_per_byte;
   const double segments = std::max(
       1.0, std::ceil(m / static_cast<double>(std::max<std::size_t>(1, tuning.segment_bytes))));
   out.latency_s = segments * (shape.nodes > 1 ? std::max(params.intra.alpha_s, params.inter.alpha_s)

@@ -256,8 +256,9 @@ void hierarchical_leader_allreduce(const CollectiveContext& context, const Allre
 //    of M over one node, plus the ring all-gather, (G-1) steps of M/G.
 //  - hierarchical: the COLL_HIER_INTER formula over N nodes of one rank. Its latency at the shard
 //    size M/G, paid c = ceil(G/G_min) times (a rank of the smallest node runs c rails one after
-//    another); its bandwidth at M, since the G concurrent rails of M/G share each node's NIC;
-//    its reduction at M/G_min (a rank of the smallest node reduces that much).
+//    another); its bandwidth at M, since the G concurrent rails of M/G share each node's NIC
+//    (with no NIC to share, at M/G_min, which a rank of the smallest node carries); its
+//    reduction at M/G_min (a rank of the smallest node reduces that much).
 //  - hierarchical_leader: the ring reduce-scatter and all-gather plus the leader's gather and
 //    scatter, 2*alpha_intra + 2(G-1)/G*M*beta_intra more (the leader's G-1 messages leave at
 //    once and pass its one port in turn: one flow's beta, where the ring's G concurrent flows
@@ -330,7 +331,7 @@ std::optional<model::Prediction> hierarchical_cost(const model::CostParams& para
   if (!at_shard || !at_node || !at_rank) return std::nullopt;
   const int rounds = (g + g_min - 1) / g_min;
   out->latency_s += rounds * at_shard->latency_s;
-  out->bandwidth_s += at_node->bandwidth_s;
+  out->bandwidth_s += (params.nic_shared ? at_node : at_rank)->bandwidth_s;
   out->reduction_s += at_rank->reduction_s;
   out->detail =
       model::detail_text("%s within nodes of up to %d, %s across %d nodes on %d rail(s)",

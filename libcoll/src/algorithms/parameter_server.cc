@@ -162,11 +162,21 @@ std::optional<model::Prediction> parameter_server_cost(const model::CostParams& 
     port_out[rank] = near * shard * params.intra.beta_s_per_byte;
     lat_out[rank] = near * alpha_intra + far * alpha_inter;
     staged[node] += near * shard;
-    nic_out[node] += far * shard;
+    // Bytes to other nodes pass the node's NIC, or where there is none the rank's own port.
+    const double far_out = far * shard, far_in = (p - local[node]) * shard;
+    if (params.nic_shared) {
+      nic_out[node] += far_out;
+    } else {
+      port_out[rank] += far_out * params.inter.beta_s_per_byte;
+    }
     if (is_server[rank]) {
       port_in[rank] = (local[node] - 1) * shard * params.intra.beta_s_per_byte;
       lat_in[rank] = (local[node] - 1) * alpha_intra + (p - local[node]) * alpha_inter;
-      nic_in[node] += (p - local[node]) * shard;
+      if (params.nic_shared) {
+        nic_in[node] += far_in;
+      } else {
+        port_in[rank] += far_in * params.inter.beta_s_per_byte;
+      }
     }
   }
   auto top = [](const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); };

@@ -34,14 +34,20 @@ double intra_beta(const CostParams& params, int flows) {
 
 StepCost step_cost(const CostParams& params, const Shape& shape, const Flows& flows, double bytes) {
   bool any_intra = false;
-  std::vector<int> out(static_cast<std::size_t>(shape.nodes)), in(out.size()), local(out.size());
+  // Inter-node flows are counted per NIC (node), or per rank where the nodes have none.
+  const std::size_t ends = static_cast<std::size_t>(params.nic_shared ? shape.nodes : shape.ranks);
+  auto end_of = [&](int rank) {
+    return static_cast<std::size_t>(
+        params.nic_shared ? shape.node_of_rank[static_cast<std::size_t>(rank)] : rank);
+  };
+  std::vector<int> out(ends), in(ends), local(static_cast<std::size_t>(shape.nodes));
   for (const auto& [from, to] : flows) {
     if (shape.same_node(from, to)) {
       any_intra = true;
       ++local[static_cast<std::size_t>(shape.node_of_rank[static_cast<std::size_t>(from)])];
     } else {
-      ++out[static_cast<std::size_t>(shape.node_of_rank[static_cast<std::size_t>(from)])];
-      ++in[static_cast<std::size_t>(shape.node_of_rank[static_cast<std::size_t>(to)])];
+      ++out[end_of(from)];
+      ++in[end_of(to)];
     }
   }
   const int sharing =

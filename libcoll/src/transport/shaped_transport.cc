@@ -113,6 +113,7 @@ class ShapedTransport final : public Transport {
   std::string fail_job(const std::string& reason) override { return waiter_.fail_job(reason); }
   void check_link(int peer) override { inner_->check_link(peer); }
   bool wakes_on_delivery() const override { return inner_->wakes_on_delivery(); }
+  bool emulates_links() const override { return true; }
 
   // Sleeps no later than the next held send's release or reservation, so that it leaves on time.
   void sleep_until_event(int abort_fd, int max_us) override {

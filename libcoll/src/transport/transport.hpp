@@ -96,6 +96,11 @@ class Transport {
   // sending rank may need.
   virtual bool wakes_on_delivery() const { return false; }
 
+  // Whether this transport emulates the links between nodes itself (the shaped wrapper's NIC per
+  // node): the cost model then lets a node's flows share that NIC even where the nodes are
+  // emulated on one host (model::CostParams::nic_shared).
+  virtual bool emulates_links() const { return false; }
+
   // Human-readable summary ("ucx: 3 peer(s) over sm,self, 4 over tcp(lo)").
   virtual const char* describe() const = 0;
 
