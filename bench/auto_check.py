@@ -76,6 +76,8 @@ def main():
                         help="collbench size flags of the large sweep")
     parser.add_argument("--tune", default="-b 8 -e 16M -f 8 -n 50 -w 5",
                         help="collbench size flags of --tune")
+    parser.add_argument("--buffers", choices=("shared", "private"), default="shared",
+                        help="collbench --buffers (the table keeps the two kinds' rules apart)")
     args = parser.parse_args()
     collbench = os.path.join(args.build, "bench", "collbench")
     os.makedirs(args.out, exist_ok=True)
@@ -86,7 +88,7 @@ def main():
               "place, slowest rank). \"vs fastest\" = (auto - fastest named algorithm) / fastest.\n"]
     with open(os.path.join(args.out, "log.txt"), "w") as log:
         for shape in args.shapes:
-            flags = shape_flags(shape)
+            flags = shape_flags(shape) + ["--buffers", args.buffers]
             before = uptime()
             runs = {}
             commands = []
@@ -94,12 +96,12 @@ def main():
                                ("table", {"COLL_TUNING_FILE": table})):
                 if label is None:
                     commands.append(run([collbench, *flags, "--tune", *args.tune.split(),
-                                         "--json", os.path.join(args.out, f"{shape}_tune.json")],
+                                         "--json", os.path.join(args.out, f"{shape}_{args.buffers}_tune.json")],
                                         {"COLL_TUNING_FILE": table}, log))
                     continue
                 sizes = {}
                 for part, size_flags in (("small", args.small), ("large", args.large)):
-                    path = os.path.join(args.out, f"{shape}_{label}_{part}.json")
+                    path = os.path.join(args.out, f"{shape}_{args.buffers}_{label}_{part}.json")
                     commands.append(run([collbench, *flags, "--algo", "all,auto",
                                          *size_flags.split(), "-c", "0", "--json", path],
                                         env, log))
@@ -107,7 +109,7 @@ def main():
                 runs[label] = sizes
             after = uptime()
             section = len(report)
-            report.append(f"\n## {shape}\n\nLoad (`uptime` before | after): {before} | {after}\n")
+            report.append(f"\n## {shape}, {args.buffers} buffers\n\nLoad (`uptime` before | after): {before} | {after}\n")
             report.append("| size (B) | fastest, no table | auto ran | vs fastest | "
                           "fastest, with the table | auto ran | vs fastest |")
             report.append("|---|---|---|---|---|---|---|")
