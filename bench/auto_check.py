@@ -50,7 +50,6 @@ def summary(path):
 
 
 def verdict(sizes):
-    sizes = list(sizes)
     pcts = [s["auto_vs_best_pct"] for s in sizes]
     ran_winner = sum(s["auto_ran"] == s["winner"] for s in sizes)
     return (f"within 10 % at {sum(p <= 10 for p in pcts)} of {len(pcts)} sizes, "
@@ -89,24 +88,25 @@ def main():
     with open(os.path.join(args.out, "log.txt"), "w") as log:
         for shape in args.shapes:
             flags = shape_flags(shape) + ["--buffers", args.buffers]
-            before = uptime()
-            runs = {}
+            prefix = os.path.join(args.out, f"{shape}_{args.buffers}")
             commands = []
-            for label, env in (("model", {"COLL_TUNING_FILE": "none"}), (None, None),
-                               ("table", {"COLL_TUNING_FILE": table})):
-                if label is None:
-                    commands.append(run([collbench, *flags, "--tune", *args.tune.split(),
-                                         "--json", os.path.join(args.out, f"{shape}_{args.buffers}_tune.json")],
-                                        {"COLL_TUNING_FILE": table}, log))
-                    continue
+
+            def sweeps(label, env):
+                """The small and the large sweep of every algorithm and auto: their summaries."""
                 sizes = {}
                 for part, size_flags in (("small", args.small), ("large", args.large)):
-                    path = os.path.join(args.out, f"{shape}_{args.buffers}_{label}_{part}.json")
+                    path = f"{prefix}_{label}_{part}.json"
                     commands.append(run([collbench, *flags, "--algo", "all,auto",
                                          *size_flags.split(), "-c", "0", "--json", path],
                                         env, log))
                     sizes.update(summary(path))
-                runs[label] = sizes
+                return sizes
+
+            before = uptime()
+            runs = {"model": sweeps("model", {"COLL_TUNING_FILE": "none"})}
+            commands.append(run([collbench, *flags, "--tune", *args.tune.split(), "--json",
+                                 f"{prefix}_tune.json"], {"COLL_TUNING_FILE": table}, log))
+            runs["table"] = sweeps("table", {"COLL_TUNING_FILE": table})
             after = uptime()
             section = len(report)
             report.append(f"\n## {shape}, {args.buffers} buffers\n\nLoad (`uptime` before | after): {before} | {after}\n")

@@ -10,6 +10,7 @@
 #include "coll/tools/json_writer.hpp"
 #include "exact_data.hpp"
 #include "explain.hpp"
+#include "interleaved_rounds.hpp"
 #include "progress.hpp"
 #include "rank_stats.hpp"
 #include "sweep_collective.hpp"
@@ -216,9 +217,9 @@ class SweepReport {
 
 }  // namespace
 
-// Sizes are measured in order, and at each size every algorithm in turn, round after round (in
-// reverse order every other round): a phase of load on this machine then hits every algorithm of
-// a size alike, where measuring one algorithm's whole sweep after another's would compare times
+// Sizes are measured in order, and at each size every algorithm in interleaved rounds
+// (interleaved_rounds.hpp): a phase of load on this machine then hits every algorithm of a size
+// alike, where measuring one algorithm's whole sweep after another's would compare times
 // taken minutes apart. One algorithm prints its rows as they come; several print their tables
 // once every size is measured.
 std::size_t run_sweep(coll::Comm& comm, const Options& options) {
@@ -229,7 +230,7 @@ std::size_t run_sweep(coll::Comm& comm, const Options& options) {
   std::vector<std::string> algorithms = options.algorithms;
   if (algorithms.empty()) algorithms.push_back("");  // the library's default
   const std::size_t n = algorithms.size();
-  const int rounds = options.rounds > 0 ? options.rounds : n > 1 ? 5 : 1;
+  const int rounds = options.rounds > 0 ? options.rounds : n > 1 ? kDefaultRounds : 1;
 
   SweepReport report(comm, options, rounds);
   std::vector<std::vector<Rounds>> measured(n, std::vector<Rounds>(counts.size()));
@@ -237,20 +238,17 @@ std::size_t run_sweep(coll::Comm& comm, const Options& options) {
                     comm.rank() == 0);
   std::size_t done = 0;
   for (std::size_t s = 0; s < counts.size(); ++s) {
-    for (int round = 0; round < rounds; ++round) {
-      for (std::size_t i = 0; i < n; ++i) {
-        const std::size_t a = round % 2 == 0 ? i : n - 1 - i;
-        const SweepCase sweep{comm, options, algorithms[a], send.data(), recv.data()};
-        Rounds& cell = measured[a][s];
-        const Timed out = measure(sweep, counts[s], false);
-        const Timed in = measure(sweep, counts[s], true);
-        cell.out_of_place_us.push_back(out.time_us);
-        cell.in_place_us.push_back(in.time_us);
-        cell.wrong_out += out.wrong;
-        cell.wrong_in += in.wrong;
-        progress.update(++done);
-      }
-    }
+    interleaved_rounds(rounds, n, [&](std::size_t a) {
+      const SweepCase sweep{comm, options, algorithms[a], send.data(), recv.data()};
+      Rounds& cell = measured[a][s];
+      const Timed out = measure(sweep, counts[s], false);
+      const Timed in = measure(sweep, counts[s], true);
+      cell.out_of_place_us.push_back(out.time_us);
+      cell.in_place_us.push_back(in.time_us);
+      cell.wrong_out += out.wrong;
+      cell.wrong_in += in.wrong;
+      progress.update(++done);
+    });
     if (n == 1) {
       progress.clear();
       report.row(algorithms[0], counts[s], measured[0][s], s == 0);

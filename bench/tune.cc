@@ -9,14 +9,12 @@
 #include "coll/model/decision_table.hpp"
 #include "coll/selector.hpp"
 #include "coll/tools/json_writer.hpp"
+#include "interleaved_rounds.hpp"
 #include "rank_stats.hpp"
 
 namespace collbench {
 namespace {
 
-// Rounds alternate the algorithms (in reverse order every other round) so that a burst of load
-// on the machine hits all of them alike; the median of the rounds is kept. --rounds overrides.
-constexpr int kDefaultRounds = 5;
 // Algorithms measured within this fraction of the fastest are as fast as it: the previous size's
 // winner, else the cost model's pick, is kept then, so that noise does not split the table into
 // rules that flip at every size.
@@ -105,12 +103,9 @@ int run_tune(coll::Comm& comm, const Options& options) {
        bytes <= options.max_bytes; bytes *= options.step_factor) {
     const std::size_t count = bytes / elem;
     std::vector<std::vector<double>> rounds(algorithms.size());
-    for (int round = 0; round < rounds_per_size; ++round) {
-      for (std::size_t i = 0; i < algorithms.size(); ++i) {
-        const std::size_t a = round % 2 == 0 ? i : algorithms.size() - 1 - i;
-        rounds[a].push_back(time_us(comm, options, algorithms[a], send.data(), recv.data(), count));
-      }
-    }
+    interleaved_rounds(rounds_per_size, algorithms.size(), [&](std::size_t a) {
+      rounds[a].push_back(time_us(comm, options, algorithms[a], send.data(), recv.data(), count));
+    });
     SizeResult result{
         count * elem,
         {},

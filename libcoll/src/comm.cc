@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <limits>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -20,6 +19,7 @@
 #include "coll/topology/rank_map.hpp"
 #include "collectives/collectives.hpp"
 #include "collectives/context_ids.hpp"
+#include "core/argument_validation.hpp"
 #include "core/log.hpp"
 #include "core/memory_type.hpp"
 #include "core/progress_engine.hpp"
@@ -251,73 +251,10 @@ std::string Comm::describe() const {
 
 namespace {
 
-void check_type(const std::string& where, const char* what, DataType type) {
-  if (static_cast<unsigned>(type) >= kNumDataTypes) {
-    throw Error(Status::InvalidArgument,
-                where + what + ": invalid data type " + std::to_string(int(type)));
-  }
-}
-
-void check_op(const std::string& where, const char* what, ReduceOp op) {
-  if (static_cast<unsigned>(op) >= kNumReduceOps) {
-    throw Error(Status::InvalidArgument,
-                where + what + ": invalid operation " + std::to_string(int(op)));
-  }
-}
-
-// Refused up front, on every rank count: a buffer whose byte size does not fit in memory's
-// address range (`blocks` buffers of `count` elements for the collectives that take one per rank).
-void check_count(const std::string& where, const char* what, std::size_t count, DataType type,
-                 std::size_t blocks = 1) {
-  std::size_t bytes = 0;
-  if (__builtin_mul_overflow(count, dtype_size(type), &bytes) ||
-      __builtin_mul_overflow(bytes, blocks, &bytes) ||
-      bytes > std::size_t(std::numeric_limits<std::ptrdiff_t>::max())) {
-    throw Error(Status::InvalidArgument,
-                where + what + ": count " + std::to_string(count) + " of " +
-                    std::string(dtype_name(type)) +
-                    (blocks > 1 ? " times " + std::to_string(blocks) + " ranks" : "") +
-                    " is more bytes than a buffer can hold");
-  }
-}
-
-void check_buffer(const std::string& where, const char* what, const void* buffer,
-                  std::size_t count) {
-  if (count > 0 && buffer == nullptr) {
-    throw Error(Status::InvalidArgument,
-                where + what + ": null buffer with count " + std::to_string(count));
-  }
-}
-
-void check_root(const std::string& where, const char* what, int root, int size) {
-  if (root < 0 || root >= size) {
-    throw Error(Status::InvalidArgument, where + what + ": root " + std::to_string(root) +
-                                             " is not a rank of this communicator (size " +
-                                             std::to_string(size) + ")");
-  }
-}
-
-void validate(const std::string& where, const void* send, const void* recv, std::size_t count,
-              DataType type, ReduceOp op) {
-  check_type(where, "allreduce", type);
-  check_op(where, "allreduce", op);
-  check_count(where, "allreduce", count, type);
-  check_buffer(where, "allreduce", send, count);
-  check_buffer(where, "allreduce", recv, count);
-}
-
 AllreduceArgs describe_buffers(const void* send, void* recv, std::size_t count, DataType type,
                                ReduceOp op) {
   const auto [send_memory, recv_memory] = memory_types_of(send, recv);
   return {send, recv, count, type, op, send_memory, recv_memory};
-}
-
-// Point-to-point messages and fused tensors are copied by the CPU: host memory only.
-void require_host(const std::string& where, const void* data, const char* what) {
-  if (memory_type_of(data) == MemoryType::Device) {
-    throw Error(Status::InvalidArgument,
-                where + "device memory is not supported by " + what + " yet: pass host buffers");
-  }
 }
 
 }  // namespace
@@ -351,8 +288,8 @@ const Selector& Comm::Impl::cost_model() {
         double(busiest) / double(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
     model::CostParams params = model::resolve_params();
     // Nodes emulated on one host talk over loopback: no NIC for their flows to share.
-    if (std::count(hosts.begin(), hosts.end(), hosts.front()) == long(hosts.size()) &&
-        family->rank_map.num_nodes() > 1 && !transport.emulates_links()) {
+    if (busiest == long(hosts.size()) && family->rank_map.num_nodes() > 1 &&
+        !transport.emulates_links()) {
       params.nic_shared = false;
       params.source += "; nodes emulated on one host: no NIC shared";
     }
@@ -490,7 +427,7 @@ void Comm::Impl::serialized(Work&& work) {
 void Comm::allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
                      std::string_view algorithm) {
   Impl& impl = *impl_;
-  validate(impl.where(), send, recv, count, type, op);
+  validate_allreduce(impl.where(), send, recv, count, type, op);
   const AllreduceArgs args = describe_buffers(send, recv, count, type, op);
   // Blocking: the name outlives the call, and it runs no later than it returns.
   impl.serialized([&impl, args, algorithm] { impl.run_allreduce(args, algorithm, 0); });
@@ -499,7 +436,7 @@ void Comm::allreduce(const void* send, void* recv, std::size_t count, DataType t
 Request Comm::allreduce_async(const void* send, void* recv, std::size_t count, DataType type,
                               ReduceOp op, std::string_view algorithm, std::uint64_t tag) {
   Impl& impl = *impl_;
-  validate(impl.where(), send, recv, count, type, op);
+  validate_allreduce(impl.where(), send, recv, count, type, op);
   const AllreduceArgs args = describe_buffers(send, recv, count, type, op);
   return Request(impl.engine().submit(
       [&impl, args, name = std::string(algorithm), tag] { impl.run_allreduce(args, name, tag); }));
@@ -511,7 +448,7 @@ Request Comm::allreduce_fused_async(std::span<const Tensor> tensors, ReduceOp op
   // Validated now, so bad input fails in the caller, not later on the engine.
   for (const Tensor& tensor : tensors) require_host(impl.where(), tensor.data, "fused all-reduce");
   const auto fused = std::make_shared<schedule::FusionBuffer>(impl.pool, tensors);
-  validate(impl.where(), fused->data(), fused->data(), fused->count(), fused->type(), op);
+  validate_allreduce(impl.where(), fused->data(), fused->data(), fused->count(), fused->type(), op);
   return Request(impl.engine().submit([&impl, fused, op, name = std::string(algorithm), tag] {
     fused->pack();
     impl.run_allreduce({fused->data(), fused->data(), fused->count(), fused->type(), op}, name,

@@ -163,7 +163,7 @@ std::optional<model::Prediction> parameter_server_cost(const model::CostParams& 
     lat_out[rank] = near * alpha_intra + far * alpha_inter;
     staged[node] += near * shard;
     // Bytes to other nodes pass the node's NIC, or where there is none the rank's own port.
-    const double far_out = far * shard, far_in = (p - local[node]) * shard;
+    const double far_out = far * shard;
     if (params.nic_shared) {
       nic_out[node] += far_out;
     } else {
@@ -172,6 +172,7 @@ std::optional<model::Prediction> parameter_server_cost(const model::CostParams& 
     if (is_server[rank]) {
       port_in[rank] = (local[node] - 1) * shard * params.intra.beta_s_per_byte;
       lat_in[rank] = (local[node] - 1) * alpha_intra + (p - local[node]) * alpha_inter;
+      const double far_in = (p - local[node]) * shard;
       if (params.nic_shared) {
         nic_in[node] += far_in;
       } else {
