@@ -1,6 +1,7 @@
 // COLL_TRANSPORT across processes: an in-process transport cannot join rank processes, and says
-// so (the job fails cleanly instead of hanging); an unknown name lists the known ones; UCX
-// settings in the environment override the library's TCP settings.
+// so (the job fails cleanly instead of hanging); an unknown name lists the known ones; between
+// nodes, both paths of COLL_NET (libcoll's sockets, UCX's TCP) are exact; UCX settings in the
+// environment override the library's TCP settings.
 #include <gtest/gtest.h>
 
 #include "read_json.hpp"
@@ -35,15 +36,43 @@ TEST(TransportSelection, UnknownTransportListsTheKnownOnes) {
       << result.output;
 }
 
+TEST(TransportSelection, BothNetworkPathsAreExactAcrossNodes) {
+  for (const std::string net : {"sockets", "ucx"}) {
+    const ScratchFile json("net_" + net + ".json");
+    const auto result =
+        run_command("COLL_NET=" + net + " " + std::string(COLLBENCH_PATH) +
+                        " --nodes 2 --ranks-per-node 2 -b 4 -e 1M -f 8 -n 2 -w 1 -d float "
+                        "--algo ring,halving_doubling,direct,hierarchical --rounds 1 --json " +
+                        json.path(),
+                    180);
+    ASSERT_EQ(result.exit_code, 0) << result.output;
+    const std::string path = net == "sockets" ? "2 over tcp sockets(lo)" : "2 over tcp(lo)";
+    EXPECT_NE(result.output.find(path), std::string::npos) << result.output;
+    const auto report = read_json(json.path());
+    EXPECT_EQ(report.at("wrong_total"), 0) << net;
+    EXPECT_EQ(report.at("results").size(), 4u * 7u) << net;
+  }
+}
+
+TEST(TransportSelection, UnknownNetworkPathIsAOneLineError) {
+  const auto result = run_command(
+      "COLL_NET=carrier-pigeon " + std::string(COLLBENCH_PATH) + " --nodes 2" + kSmallSweep, 60);
+  EXPECT_NE(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("COLL_NET='carrier-pigeon': expected sockets or ucx"),
+            std::string::npos)
+      << result.output;
+}
+
 // The library's TCP settings (larger segments) give way as a whole to any of them in the
 // environment: a receive segment smaller than the library's send segment would make UCX refuse
 // to open the interface.
 TEST(TransportSelection, TcpSettingsInTheEnvironmentReplaceTheLibrarysAll) {
   const ScratchFile json("tcp_settings.json");
-  const auto result = run_command(
-      "UCX_TCP_RX_SEG_SIZE=64K UCX_WARN_UNUSED_ENV_VARS=n " + std::string(COLLBENCH_PATH) +
-          " --nodes 2 -b 1M -e 1M -n 1 -w 0 -d float --json " + json.path(),
-      120);
+  const auto result =
+      run_command("COLL_NET=ucx UCX_TCP_RX_SEG_SIZE=64K UCX_WARN_UNUSED_ENV_VARS=n " +
+                      std::string(COLLBENCH_PATH) +
+                      " --nodes 2 -b 1M -e 1M -n 1 -w 0 -d float --json " + json.path(),
+                  120);
   ASSERT_EQ(result.exit_code, 0) << result.output;
   const auto report = read_json(json.path());
   EXPECT_EQ(report.at("nodes"), 2);

@@ -72,7 +72,7 @@ Socket Socket::connect(const std::string& host, int port, double timeout_s) {
       return socket;
     }
     if ((errno != ECONNREFUSED && errno != EINTR) || now_seconds() > give_up) {
-      throw_system_error("connect to store " + host + ":" + std::to_string(port));
+      throw_system_error("connect to " + host + ":" + std::to_string(port));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }

@@ -1,4 +1,5 @@
-// Thin RAII wrappers over TCP sockets for the bootstrap store (loopback or a trusted network).
+// Thin RAII wrappers over TCP sockets for the bootstrap store and the links between nodes
+// (loopback or a trusted network).
 #pragma once
 
 #include <string>

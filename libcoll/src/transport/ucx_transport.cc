@@ -1,5 +1,6 @@
 // The UCX transport: tagged messages over shared memory inside a node and TCP between nodes
-// (COLL_TRANSPORT=ucx, the default). Reads its own COLL_UCX_* options.
+// (COLL_TRANSPORT=ucx, the default), either through UCX or through libcoll's own sockets
+// (COLL_NET). Reads its own COLL_UCX_* options.
 #include <poll.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include "core/log.hpp"
 #include "transport/cross_memory.hpp"
 #include "transport/node_slots.hpp"
+#include "transport/socket_links.hpp"
 #include "transport/transport_registry.hpp"
 #include "transport/ucx_worker.hpp"
 #include "transport/waiter.hpp"
@@ -24,11 +26,18 @@ namespace {
 
 struct UcxOptions {
   std::string local_tls = "sm,self";  // COLL_UCX_LOCAL_TLS
+  bool net_sockets = true;            // COLL_NET: sockets (libcoll's own) or ucx
   std::string net_tls = "tcp";        // COLL_UCX_NET_TLS
   std::string net_devices = "lo";     // COLL_UCX_NET_DEVICES
 
   static UcxOptions from_environment() {
     UcxOptions options;
+    if (auto value = env_string("COLL_NET")) {
+      if (*value != "sockets" && *value != "ucx") {
+        throw Error(Status::InvalidArgument, "COLL_NET='" + *value + "': expected sockets or ucx");
+      }
+      options.net_sockets = *value == "sockets";
+    }
     if (auto value = env_string("COLL_UCX_LOCAL_TLS")) options.local_tls = *value;
     if (auto value = env_string("COLL_UCX_NET_TLS")) options.net_tls = *value;
     if (auto value = env_string("COLL_UCX_NET_DEVICES")) options.net_devices = *value;
@@ -80,7 +89,7 @@ UcxSettings net_settings(const std::string& tls) {
 }
 
 struct PeerLink {
-  UcxWorker* worker = nullptr;
+  UcxWorker* worker = nullptr;  // null: the link is a socket (SocketLinks)
   ucp_ep_h endpoint = nullptr;
   ucs_status_t failure = UCS_OK;  // set by UCX's error handler when the link breaks
 };
@@ -120,11 +129,14 @@ class UcxTransport final : public Transport {
   void cancel_in_flight();
   void close_endpoints(bool graceful);
   void warm_shared_memory(const std::vector<int>& node_of_rank);
+  bool test_socket(Request& request);
 
   Bootstrap& bootstrap_;
   Waiter waiter_;
   std::unique_ptr<UcxWorker> local_;
   std::unique_ptr<UcxWorker> net_;
+  std::unique_ptr<SocketLinks> sockets_;  // instead of net_ when COLL_NET=sockets
+  std::vector<pollfd> sleep_fds_;         // sleep_until_event's, reused
   std::vector<std::unique_ptr<PeerLink>> links_;
   // Requests posted and not yet completed: a few per collective, so a vector searched on
   // completion costs less than a hash set's node per request.
@@ -145,14 +157,16 @@ UcxTransport::UcxTransport(Bootstrap& bootstrap, const std::vector<int>& node_of
                                       [&](int node) { return node != node_of_rank[me]; });
   const UcxSettings shared_memory = local_settings(options.local_tls, transport_options);
   local_ = std::make_unique<UcxWorker>(options.local_tls, options.net_devices, shared_memory);
-  if (any_remote) {
+  if (any_remote && options.net_sockets) {
+    sockets_ = std::make_unique<SocketLinks>(bootstrap, node_of_rank, options.net_devices);
+  } else if (any_remote) {
     net_ = std::make_unique<UcxWorker>(options.net_tls, options.net_devices,
                                        net_settings(options.net_tls));
   }
 
   const auto local_addresses = bootstrap.allgather("ucx/local", local_->address());
   std::vector<std::string> net_addresses;
-  if (any_remote) net_addresses = bootstrap.allgather("ucx/net", net_->address());
+  if (net_) net_addresses = bootstrap.allgather("ucx/net", net_->address());
 
   int local_peers = 0;
   links_.resize(static_cast<std::size_t>(size));
@@ -160,8 +174,12 @@ UcxTransport::UcxTransport(Bootstrap& bootstrap, const std::vector<int>& node_of
     if (peer == me) continue;
     auto link_ptr = std::make_unique<PeerLink>();
     const bool same_node = node_of_rank[peer] == node_of_rank[me];
-    link_ptr->worker = same_node ? local_.get() : net_.get();
     local_peers += same_node;
+    if (!same_node && sockets_) {
+      links_[static_cast<std::size_t>(peer)] = std::move(link_ptr);
+      continue;
+    }
+    link_ptr->worker = same_node ? local_.get() : net_.get();
     const std::string& address = same_node ? local_addresses[peer] : net_addresses[peer];
     ucp_ep_params_t params{};
     params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
@@ -182,8 +200,8 @@ UcxTransport::UcxTransport(Bootstrap& bootstrap, const std::vector<int>& node_of
       NodeSlots::connect(bootstrap, node_of_rank, transport_options.ranks_outnumber_cores());
   description_ = "ucx: " + std::to_string(local_peers) + " peer(s) over " + options.local_tls;
   if (any_remote) {
-    description_ += ", " + std::to_string(size - 1 - local_peers) + " over " + options.net_tls +
-                    "(" + options.net_devices + ")";
+    description_ += ", " + std::to_string(size - 1 - local_peers) + " over " +
+                    (sockets_ ? "tcp sockets" : options.net_tls) + "(" + options.net_devices + ")";
   }
   int readable = 0;
   for (int peer = 0; peer < size; ++peer)
@@ -279,6 +297,7 @@ void UcxTransport::cancel_in_flight() {
   progress();
   for (void* request : in_flight_) ucp_request_free(request);
   in_flight_.clear();
+  if (sockets_) sockets_->cancel_all();
 }
 
 void UcxTransport::close_endpoints(bool graceful) {
@@ -287,7 +306,7 @@ void UcxTransport::close_endpoints(bool graceful) {
   params.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
   params.flags = graceful ? 0 : UCP_EP_CLOSE_FLAG_FORCE;
   for (auto& peer_link : links_) {
-    if (!peer_link) continue;
+    if (!peer_link || !peer_link->endpoint) continue;
     void* request = ucp_ep_close_nbx(peer_link->endpoint, &params);
     if (UCS_PTR_IS_PTR(request)) closing.push_back(request);
   }
@@ -310,12 +329,22 @@ PeerLink& UcxTransport::link(int peer) {
 }
 
 void UcxTransport::check_link(int peer) {
+  if (link(peer).worker == nullptr) {
+    const std::string& broken = sockets_->failure(peer);
+    if (!broken.empty()) waiter_.peer_lost(peer, broken);
+    return;
+  }
   const ucs_status_t failure = link(peer).failure;
   if (failure != UCS_OK) waiter_.peer_lost(peer, ucs_status_string(failure));
 }
 
 Transport::Request UcxTransport::send(int peer, Tag tag, const void* data, std::size_t bytes) {
   check_link(peer);
+  if (link(peer).worker == nullptr) {
+    Request request{sockets_->send(peer, tag, data, bytes), peer, true, bytes};
+    test_socket(request);  // short messages complete at once
+    return request;
+  }
   ucp_request_param_t params{};
   void* request = ucp_tag_send_nbx(link(peer).endpoint, data, bytes, tag, &params);
   track(request);
@@ -336,6 +365,11 @@ Transport::Request UcxTransport::recv(int peer, Tag tag, void* data, std::size_t
 Transport::Request UcxTransport::post_receive(int peer, Tag tag, void* data, std::size_t bytes,
                                               bool up_to) {
   check_link(peer);
+  if (link(peer).worker == nullptr) {
+    Request request{sockets_->receive(peer, tag, data, bytes), peer, false, bytes, false, up_to};
+    test_socket(request);  // the message may have arrived already
+    return request;
+  }
   // A message that has already arrived may complete the receive at once, and UCX 1.13 then
   // reports no length: a receive that needs the length asks for a request in every case.
   ucp_request_param_t params{};
@@ -352,6 +386,7 @@ Transport::Request UcxTransport::post_receive(int peer, Tag tag, void* data, std
 
 bool UcxTransport::probe(int peer, Tag tag) {
   progress();
+  if (link(peer).worker == nullptr) return sockets_->probe(peer, tag);
   ucp_tag_recv_info_t info{};
   return ucp_tag_probe_nb(link(peer).worker->get(), tag, ~ucp_tag_t{0}, 0, &info) != nullptr;
 }
@@ -359,11 +394,13 @@ bool UcxTransport::probe(int peer, Tag tag) {
 bool UcxTransport::progress() {
   bool progressed = ucp_worker_progress(local_->get()) != 0;
   if (net_) progressed |= ucp_worker_progress(net_->get()) != 0;
+  if (sockets_) progressed |= sockets_->progress();
   return progressed;
 }
 
 bool UcxTransport::test(Request& request) {
   if (request.done) return true;
+  if (link(request.peer).worker == nullptr) return test_socket(request);
   ucs_status_t status;
   std::size_t received = request.bytes;
   if (request.is_send) {
@@ -386,16 +423,32 @@ bool UcxTransport::test(Request& request) {
   return true;
 }
 
+bool UcxTransport::test_socket(Request& request) {
+  auto* operation = static_cast<SocketLinks::Operation*>(request.handle);
+  const SocketLinks::Result result = sockets_->take_result(operation);
+  if (result.state == SocketLinks::State::InProgress) {
+    check_link(request.peer);
+    return false;
+  }
+  request.handle = nullptr;
+  request.done = true;
+  if (result.state == SocketLinks::State::Truncated) {
+    waiter_.size_mismatch(request.peer, request.bytes);
+  }
+  if (!request.is_send) waiter_.complete_receive(request, result.bytes);
+  return true;
+}
+
 void UcxTransport::sleep_until_event(int abort_fd, int max_us) {
   // Arm every worker; if any has pending events, return and progress instead of sleeping.
   if (!local_->arm() || (net_ && !net_->arm())) return;
-  pollfd fds[3];
-  nfds_t count = 0;
-  fds[count++] = {local_->event_fd(), POLLIN, 0};
-  if (net_) fds[count++] = {net_->event_fd(), POLLIN, 0};
-  if (abort_fd >= 0) fds[count++] = {abort_fd, POLLIN, 0};
+  sleep_fds_.clear();
+  sleep_fds_.push_back({local_->event_fd(), POLLIN, 0});
+  if (net_) sleep_fds_.push_back({net_->event_fd(), POLLIN, 0});
+  if (sockets_) sockets_->add_poll_fds(sleep_fds_);
+  if (abort_fd >= 0) sleep_fds_.push_back({abort_fd, POLLIN, 0});
   const timespec timeout{max_us / 1000000, (max_us % 1000000) * 1000L};
-  ::ppoll(fds, count, &timeout, nullptr);
+  ::ppoll(sleep_fds_.data(), sleep_fds_.size(), &timeout, nullptr);
 }
 
 std::unique_ptr<Transport> make_ucx_transport(Bootstrap& bootstrap,

@@ -1,0 +1,475 @@
+#include "transport/socket_links.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <list>
+
+#include "bootstrap/bootstrap.hpp"
+#include "coll/error.hpp"
+
+namespace coll {
+namespace {
+
+struct WireHeader {
+  std::uint64_t tag;
+  std::uint64_t bytes;
+};
+constexpr std::size_t kHeaderBytes = sizeof(WireHeader);
+
+// Unexpected messages' buffers kept for reuse: touching fresh memory is slow on these VMs.
+constexpr std::size_t kMaxSpareBuffers = 16;
+constexpr double kConnectTimeoutSeconds = 30;
+// A link's staging buffer: short messages and their headers are read through it.
+constexpr std::size_t kStagingBytes = 64 * 1024;
+
+std::string ipv4_of(const std::string& device) {
+  ifaddrs* interfaces = nullptr;
+  if (::getifaddrs(&interfaces) != 0) throw_system_error("getifaddrs");
+  std::string found;
+  for (ifaddrs* entry = interfaces; entry != nullptr && found.empty(); entry = entry->ifa_next) {
+    if (entry->ifa_addr == nullptr || entry->ifa_addr->sa_family != AF_INET) continue;
+    if (device != entry->ifa_name) continue;
+    char text[INET_ADDRSTRLEN];
+    const auto* address = reinterpret_cast<const sockaddr_in*>(entry->ifa_addr);
+    if (::inet_ntop(AF_INET, &address->sin_addr, text, sizeof text) != nullptr) found = text;
+  }
+  ::freeifaddrs(interfaces);
+  if (found.empty()) {
+    throw Error(Status::InvalidArgument,
+                "COLL_NET=sockets: network device '" + device +
+                    "' (COLL_UCX_NET_DEVICES) has no IPv4 address; name an IP interface such as "
+                    "lo or eth0, or set COLL_NET=ucx");
+  }
+  return found;
+}
+
+void set_option(int fd, int level, int name, int value) {
+  ::setsockopt(fd, level, name, &value, sizeof value);
+}
+
+// Reads or writes `bytes` of a blocking socket during setup; throws naming `what`.
+void transfer_all(int fd, void* data, std::size_t bytes, bool sending, const std::string& what) {
+  auto* at = static_cast<std::byte*>(data);
+  while (bytes > 0) {
+    const ssize_t n = sending ? ::send(fd, at, bytes, MSG_NOSIGNAL) : ::recv(fd, at, bytes, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw_system_error(what);
+    at += n;
+    bytes -= static_cast<std::size_t>(n);
+  }
+}
+
+}  // namespace
+
+struct SocketLinks::Buffer {
+  std::unique_ptr<std::byte[]> bytes;  // not zeroed: the message overwrites it
+  std::size_t capacity = 0;
+};
+
+struct SocketLinks::Operation {
+  int peer;
+  Tag tag;
+  std::byte* data;
+  std::size_t bytes;  // a send's length, a receive's capacity
+  WireHeader header{};
+  std::size_t header_moved = 0;  // a send's header bytes written
+  std::size_t moved = 0;         // payload bytes written (sends)
+  std::size_t length = 0;        // a receive's message length once it arrived
+  State state = State::InProgress;
+};
+
+// A message that arrived before its receive was posted (or is too long for the receive).
+struct SocketLinks::Arrival {
+  Tag tag;
+  Buffer buffer;
+  std::size_t length;
+  bool complete = false;
+  Operation* claimed = nullptr;  // the receive it goes to once complete
+};
+
+struct SocketLinks::Link {
+  int peer;
+  Socket socket;
+  std::deque<Operation*> sends;   // written in order; the front one is being written
+  std::deque<Operation*> posted;  // receives no message has matched yet, in posting order
+  std::list<Arrival> arrivals;    // unclaimed, or claimed and still arriving
+  // The message being read: its header, then its payload into `target`.
+  WireHeader incoming{};
+  std::size_t header_read = 0;
+  std::byte* target = nullptr;
+  std::size_t payload_read = 0;
+  Operation* reading_into = nullptr;   // the payload goes straight into this receive...
+  Arrival* reading_arrival = nullptr;  // ...or into this arrival's buffer...
+  bool stalled = false;  // ...or stays in the socket until a receive is posted (header_arrived)
+  // Bytes read but not yet consumed: staging[staged_begin, staged_end).
+  std::unique_ptr<std::byte[]> staging = std::make_unique_for_overwrite<std::byte[]>(kStagingBytes);
+  std::size_t staged_begin = 0;
+  std::size_t staged_end = 0;
+
+  // What to poll for: data unless stalled, room to write while sends wait.
+  short events() const {
+    return static_cast<short>((stalled ? 0 : POLLIN) | (sends.empty() ? 0 : POLLOUT));
+  }
+  std::string failure;
+};
+
+SocketLinks::SocketLinks(Bootstrap& bootstrap, const std::vector<int>& node_of_rank,
+                         const std::string& device) {
+  const int me = bootstrap.rank();
+  const int size = bootstrap.size();
+  const std::string host = ipv4_of(device);
+  int port = 0;
+  const Socket listener = Socket::listen(host, &port);
+  const auto addresses = bootstrap.allgather("sockets/address", host + ":" + std::to_string(port));
+
+  links_.resize(static_cast<std::size_t>(size));
+  const auto add_link = [&](int peer, Socket socket) {
+    set_option(socket.fd(), IPPROTO_TCP, TCP_NODELAY, 1);
+    auto link_ptr = std::make_unique<Link>();
+    link_ptr->peer = peer;
+    link_ptr->socket = std::move(socket);
+    links_[static_cast<std::size_t>(peer)] = std::move(link_ptr);
+  };
+  // Lower ranks connect, higher ranks accept: connect returns once the listener's backlog holds
+  // the connection, so every rank connects first and then accepts without deadlock.
+  int to_accept = 0;
+  for (int peer = 0; peer < size; ++peer) {
+    if (node_of_rank[peer] == node_of_rank[me]) continue;
+    if (peer < me) {
+      ++to_accept;
+      continue;
+    }
+    const auto [peer_host, peer_port] = split_host_port(addresses[peer], "sockets address");
+    Socket socket = Socket::connect(peer_host, peer_port, kConnectTimeoutSeconds);
+    std::int32_t hello = me;
+    transfer_all(socket.fd(), &hello, sizeof hello, true,
+                 "greet rank " + std::to_string(peer) + " at " + addresses[peer]);
+    add_link(peer, std::move(socket));
+  }
+  for (int i = 0; i < to_accept; ++i) {
+    pollfd incoming{listener.fd(), POLLIN, 0};
+    if (::poll(&incoming, 1, static_cast<int>(kConnectTimeoutSeconds * 1000)) == 0) {
+      std::string missing;
+      for (int peer = 0; peer < me; ++peer) {
+        if (node_of_rank[peer] != node_of_rank[me] && !links_[peer]) {
+          missing += (missing.empty() ? "" : ", ") + std::to_string(peer);
+        }
+      }
+      throw Error(Status::Timeout,
+                  "no connection from rank(s) " + missing + " of other nodes within " +
+                      std::to_string(static_cast<int>(kConnectTimeoutSeconds)) + " s");
+    }
+    Socket socket(::accept4(listener.fd(), nullptr, nullptr, SOCK_CLOEXEC));
+    if (!socket.valid()) throw_system_error("accept a connection from another node");
+    std::int32_t peer = -1;
+    transfer_all(socket.fd(), &peer, sizeof peer, false, "read a connecting rank's greeting");
+    if (peer < 0 || peer >= me || node_of_rank[peer] == node_of_rank[me] || links_[peer]) {
+      throw Error(Status::InternalError,
+                  "sockets: unexpected greeting from rank " + std::to_string(peer));
+    }
+    add_link(peer, std::move(socket));
+  }
+  for (auto& link_ptr : links_) {
+    if (!link_ptr) continue;
+    const int flags = ::fcntl(link_ptr->socket.fd(), F_GETFL);
+    ::fcntl(link_ptr->socket.fd(), F_SETFL, flags | O_NONBLOCK);
+    remote_.push_back(link_ptr.get());
+  }
+}
+
+SocketLinks::~SocketLinks() {
+  cancel_all();
+}
+
+SocketLinks::Link& SocketLinks::link(int peer) const {
+  if (peer < 0 || peer >= static_cast<int>(links_.size()) || !links_[peer]) {
+    throw Error(Status::InternalError, "no socket to rank " + std::to_string(peer));
+  }
+  return *links_[static_cast<std::size_t>(peer)];
+}
+
+const std::string& SocketLinks::failure(int peer) const {
+  return link(peer).failure;
+}
+
+SocketLinks::Operation* SocketLinks::send(int peer, Tag tag, const void* data, std::size_t bytes) {
+  Link& to = link(peer);
+  auto* operation = new Operation{peer, tag, static_cast<std::byte*>(const_cast<void*>(data)),
+                                  bytes, WireHeader{tag, bytes}};
+  live_.push_back(operation);
+  to.sends.push_back(operation);
+  if (to.sends.size() == 1) write_some(to);  // short messages leave at once
+  return operation;
+}
+
+SocketLinks::Operation* SocketLinks::receive(int peer, Tag tag, void* data, std::size_t capacity) {
+  Link& from = link(peer);
+  auto* operation = new Operation{peer, tag, static_cast<std::byte*>(data), capacity};
+  live_.push_back(operation);
+  const auto arrival = std::find_if(from.arrivals.begin(), from.arrivals.end(),
+                                    [&](auto& a) { return a.tag == tag && a.claimed == nullptr; });
+  if (arrival == from.arrivals.end()) {
+    from.posted.push_back(operation);
+    if (from.stalled) {
+      header_arrived(from);
+      read_some(from);  // a short message may be staged whole already
+    }
+    return operation;
+  }
+  arrival->claimed = operation;
+  if (arrival->complete) deliver(from, *arrival);
+  return operation;
+}
+
+void SocketLinks::deliver(Link& link, Arrival& arrival) {
+  Operation& operation = *arrival.claimed;
+  operation.length = arrival.length;
+  if (arrival.length > operation.bytes) {
+    operation.state = State::Truncated;
+  } else {
+    if (arrival.length > 0) std::memcpy(operation.data, arrival.buffer.bytes.get(), arrival.length);
+    operation.state = State::Done;
+  }
+  keep_spare(std::move(arrival.buffer));
+  link.arrivals.remove_if([&](const Arrival& candidate) { return &candidate == &arrival; });
+}
+
+void SocketLinks::keep_spare(Buffer buffer) {
+  if (buffer.capacity == 0) return;
+  spare_buffers_.push_back(std::move(buffer));
+  if (spare_buffers_.size() <= kMaxSpareBuffers) return;
+  const auto smallest =
+      std::min_element(spare_buffers_.begin(), spare_buffers_.end(),
+                       [](const Buffer& a, const Buffer& b) { return a.capacity < b.capacity; });
+  spare_buffers_.erase(smallest);
+}
+
+SocketLinks::Buffer SocketLinks::take_spare(std::size_t bytes) {
+  auto best = spare_buffers_.end();
+  for (auto it = spare_buffers_.begin(); it != spare_buffers_.end(); ++it) {
+    if (it->capacity >= bytes && (best == spare_buffers_.end() || it->capacity < best->capacity)) {
+      best = it;
+    }
+  }
+  if (best == spare_buffers_.end()) {
+    return Buffer{bytes > 0 ? std::make_unique_for_overwrite<std::byte[]>(bytes) : nullptr, bytes};
+  }
+  Buffer buffer = std::move(*best);
+  spare_buffers_.erase(best);
+  return buffer;
+}
+
+bool SocketLinks::write_some(Link& link) {
+  bool moved = false;
+  while (!link.sends.empty() && link.socket.valid()) {
+    Operation& operation = *link.sends.front();
+    iovec parts[2];
+    int count = 0;
+    if (operation.header_moved < kHeaderBytes) {
+      parts[count++] = {reinterpret_cast<std::byte*>(&operation.header) + operation.header_moved,
+                        kHeaderBytes - operation.header_moved};
+    }
+    if (operation.moved < operation.bytes) {
+      parts[count++] = {operation.data + operation.moved, operation.bytes - operation.moved};
+    }
+    msghdr message{};
+    message.msg_iov = parts;
+    message.msg_iovlen = static_cast<std::size_t>(count);
+    const ssize_t n = ::sendmsg(link.socket.fd(), &message, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno != EAGAIN && errno != EWOULDBLOCK) broken(link, std::strerror(errno));
+      break;
+    }
+    moved = true;
+    std::size_t written = static_cast<std::size_t>(n);
+    const std::size_t header = std::min(written, kHeaderBytes - operation.header_moved);
+    operation.header_moved += header;
+    operation.moved += written - header;
+    if (operation.header_moved == kHeaderBytes && operation.moved == operation.bytes) {
+      operation.state = State::Done;
+      link.sends.pop_front();
+    }
+  }
+  return moved;
+}
+
+// Short messages come with their header in one read, through the link's staging buffer; a
+// payload's bulk goes straight from the socket to its destination.
+bool SocketLinks::read_some(Link& link) {
+  bool moved = false;
+  while (link.socket.valid() && !link.stalled) {
+    if (link.staged_begin == link.staged_end) {
+      const bool bulk = link.header_read == kHeaderBytes &&
+                        link.incoming.bytes - link.payload_read >= kStagingBytes;
+      std::byte* at = bulk ? link.target + link.payload_read : link.staging.get();
+      const std::size_t wanted = bulk ? link.incoming.bytes - link.payload_read : kStagingBytes;
+      const ssize_t n = ::recv(link.socket.fd(), at, wanted, MSG_DONTWAIT);
+      if (n == 0) {
+        broken(link, "connection closed");
+        break;
+      }
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK) broken(link, std::strerror(errno));
+        break;
+      }
+      moved = true;
+      if (bulk) {
+        link.payload_read += static_cast<std::size_t>(n);
+        if (link.payload_read == link.incoming.bytes) message_arrived(link);
+        continue;
+      }
+      link.staged_begin = 0;
+      link.staged_end = static_cast<std::size_t>(n);
+    }
+    consume_staged(link);
+  }
+  return moved;
+}
+
+// Moves staged bytes into the header or the payload's destination until the staging buffer is
+// empty or the link stalls.
+void SocketLinks::consume_staged(Link& link) {
+  while (link.staged_begin < link.staged_end && !link.stalled) {
+    const std::byte* from = link.staging.get() + link.staged_begin;
+    const std::size_t available = link.staged_end - link.staged_begin;
+    if (link.header_read < kHeaderBytes) {
+      const std::size_t take = std::min(available, kHeaderBytes - link.header_read);
+      std::memcpy(reinterpret_cast<std::byte*>(&link.incoming) + link.header_read, from, take);
+      link.staged_begin += take;
+      link.header_read += take;
+      if (link.header_read == kHeaderBytes) header_arrived(link);
+      continue;
+    }
+    const std::size_t take = std::min(available, link.incoming.bytes - link.payload_read);
+    std::memcpy(link.target + link.payload_read, from, take);
+    link.staged_begin += take;
+    link.payload_read += take;
+    if (link.payload_read == link.incoming.bytes) message_arrived(link);
+  }
+}
+
+// The first receive posted for this tag takes the payload straight into its buffer when it fits.
+// When none is posted and none waits on this link, the payload stays in the socket (the kernel
+// holds it and TCP slows the sender) until a receive is posted: a pipelined sender runs ahead of
+// its receiver's window, and buffering every segment cost a copy and fresh memory (3x slower at
+// 64 MiB). A receive that waits for a later message must not wait behind it: then, as for a
+// receive too short for it (reported as truncated), the message goes to an arrival's buffer.
+void SocketLinks::header_arrived(Link& link) {
+  link.payload_read = 0;
+  link.reading_into = nullptr;
+  link.reading_arrival = nullptr;
+  const Tag tag = link.incoming.tag;
+  const auto posted =
+      std::find_if(link.posted.begin(), link.posted.end(),
+                   [&](const Operation* operation) { return operation->tag == tag; });
+  link.stalled = link.posted.empty();
+  if (link.stalled) return;
+  if (posted != link.posted.end() && (*posted)->bytes >= link.incoming.bytes) {
+    link.reading_into = *posted;
+    link.target = link.reading_into->data;
+    link.posted.erase(posted);
+  } else {
+    Arrival& arrival = link.arrivals.emplace_back(
+        Arrival{tag, take_spare(link.incoming.bytes), link.incoming.bytes});
+    if (posted != link.posted.end()) {
+      arrival.claimed = *posted;
+      link.posted.erase(posted);
+    }
+    link.reading_arrival = &arrival;
+    link.target = arrival.buffer.bytes.get();
+  }
+  if (link.incoming.bytes == 0) message_arrived(link);
+}
+
+void SocketLinks::message_arrived(Link& link) {
+  link.header_read = 0;
+  if (link.reading_into != nullptr) {
+    link.reading_into->length = link.incoming.bytes;
+    link.reading_into->state = State::Done;
+    return;
+  }
+  link.reading_arrival->complete = true;
+  if (link.reading_arrival->claimed != nullptr) deliver(link, *link.reading_arrival);
+}
+
+void SocketLinks::broken(Link& link, const std::string& why) {
+  if (link.failure.empty()) link.failure = why;
+  link.socket = Socket();
+}
+
+bool SocketLinks::progress() {
+  ready_.clear();
+  for (const Link* link : remote_) {
+    if (!link->socket.valid()) continue;
+    ready_.push_back({link->socket.fd(), link->events(), 0});
+  }
+  if (ready_.empty() || ::poll(ready_.data(), ready_.size(), 0) < 0) return false;
+  bool moved = false;
+  std::size_t next = 0;
+  for (Link* link : remote_) {
+    if (!link->socket.valid()) continue;
+    const short events = ready_[next++].revents;
+    if (events & POLLOUT) moved |= write_some(*link);
+    const bool staged = link->staged_begin < link->staged_end && !link->stalled;
+    if (staged || (events & (POLLIN | POLLHUP | POLLERR))) moved |= read_some(*link);
+  }
+  return moved;
+}
+
+void SocketLinks::add_poll_fds(std::vector<pollfd>& fds) const {
+  for (const Link* link : remote_) {
+    if (!link->socket.valid()) continue;
+    fds.push_back({link->socket.fd(), link->events(), 0});
+  }
+}
+
+bool SocketLinks::probe(int peer, Tag tag) const {
+  const Link& from = link(peer);
+  if (from.stalled && from.incoming.tag == tag) return true;
+  return std::any_of(from.arrivals.begin(), from.arrivals.end(), [&](const Arrival& arrival) {
+    return arrival.tag == tag && arrival.claimed == nullptr;
+  });
+}
+
+SocketLinks::Result SocketLinks::take_result(Operation* operation) {
+  const Result result{operation->state, operation->length};
+  if (result.state != State::InProgress) release(operation);
+  return result;
+}
+
+void SocketLinks::release(Operation* operation) {
+  const auto it = std::find(live_.begin(), live_.end(), operation);
+  if (it != live_.end()) {
+    *it = live_.back();
+    live_.pop_back();
+  }
+  delete operation;
+}
+
+void SocketLinks::cancel_all() {
+  for (auto& link_ptr : links_) {
+    if (!link_ptr) continue;
+    link_ptr->sends.clear();
+    link_ptr->posted.clear();
+    link_ptr->arrivals.clear();
+    link_ptr->reading_into = nullptr;
+    link_ptr->reading_arrival = nullptr;
+    link_ptr->socket = Socket();
+  }
+  for (Operation* operation : live_) delete operation;
+  live_.clear();
+}
+
+}  // namespace coll

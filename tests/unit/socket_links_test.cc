@@ -1,0 +1,171 @@
+// SocketLinks (COLL_NET=sockets): two ranks of two nodes as threads over loopback. Matching by
+// tag in order whether the receive comes before or after its message, a message left in the
+// socket until its receive is posted, messages buffered past a waiting receive, truncation, and
+// a closed connection reported on the surviving side.
+#include "transport/socket_links.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <numeric>
+#include <thread>
+#include <vector>
+
+#include "bootstrap/bootstrap.hpp"
+#include "bootstrap/store_server.hpp"
+#include "coll/clock.hpp"
+#include "coll/error.hpp"
+
+namespace {
+
+using coll::SocketLinks;
+
+// Progresses until the operation completes (or 20 s pass) and returns its result.
+SocketLinks::Result wait_for(SocketLinks& links, SocketLinks::Operation* operation) {
+  const double give_up = coll::now_seconds() + 20;
+  while (true) {
+    links.progress();
+    const SocketLinks::Result result = links.take_result(operation);
+    if (result.state != SocketLinks::State::InProgress) return result;
+    if (coll::now_seconds() > give_up) {
+      ADD_FAILURE() << "operation did not complete";
+      return result;
+    }
+  }
+}
+
+// Rank 0 and rank 1 on nodes 0 and 1, each running its part with its own links.
+void run_pair(const std::function<void(SocketLinks&)>& zero,
+              const std::function<void(SocketLinks&)>& one) {
+  coll::StoreServer store("127.0.0.1", 0, "token");
+  const std::vector<int> node_of_rank{0, 1};
+  std::vector<std::thread> ranks;
+  for (int rank = 0; rank < 2; ++rank) {
+    ranks.emplace_back([&, rank] {
+      auto bootstrap = coll::make_store_bootstrap(store.address(), "token", rank, 2, 20);
+      SocketLinks links(*bootstrap, node_of_rank, "lo");
+      (rank == 0 ? zero : one)(links);
+      bootstrap->barrier("test/done");
+    });
+  }
+  for (auto& rank : ranks) rank.join();
+}
+
+std::vector<std::uint32_t> counting(std::size_t count, std::uint32_t first) {
+  std::vector<std::uint32_t> values(count);
+  std::iota(values.begin(), values.end(), first);
+  return values;
+}
+
+TEST(SocketLinks, MatchByTagInOrderBeforeOrAfterTheMessage) {
+  const auto big = counting(1 << 18, 7);  // 1 MiB: read straight into the receive's buffer
+  run_pair(
+      [&](SocketLinks& links) {
+        // Waiting for tag 6 first: the tag-5 message and the empty tag-7 one ahead of it must be
+        // buffered, not left blocking the socket.
+        std::vector<std::uint32_t> got_big(big.size());
+        auto* large = links.receive(1, 6, got_big.data(), got_big.size() * 4);
+        EXPECT_EQ(wait_for(links, large).bytes, big.size() * 4);
+        EXPECT_EQ(got_big, big);
+        std::uint32_t first = 0, second = 0;
+        auto* a = links.receive(1, 5, &first, 4);
+        auto* b = links.receive(1, 5, &second, 4);
+        auto* empty = links.receive(1, 7, nullptr, 0);
+        EXPECT_EQ(wait_for(links, a).state, SocketLinks::State::Done);
+        EXPECT_EQ(wait_for(links, b).state, SocketLinks::State::Done);
+        EXPECT_EQ(wait_for(links, empty).bytes, 0u);
+        EXPECT_EQ(first, 10u);
+        EXPECT_EQ(second, 11u);
+      },
+      [&](SocketLinks& links) {
+        const std::uint32_t ten = 10, eleven = 11;
+        std::vector<SocketLinks::Operation*> sends{
+            links.send(0, 5, &ten, 4), links.send(0, 7, nullptr, 0),
+            links.send(0, 6, big.data(), big.size() * 4), links.send(0, 5, &eleven, 4)};
+        for (auto* send : sends) EXPECT_EQ(wait_for(links, send).state, SocketLinks::State::Done);
+      });
+}
+
+TEST(SocketLinks, AMessageNobodyWaitsForStaysInTheSocketUntilItsReceive) {
+  // 48 MiB: more than the kernel's socket buffers can hold (4 MiB to send, 32 MiB to receive at
+  // most), so the send can only complete once the receiver reads the payload.
+  const auto payload = counting(12 << 20, 1);
+  std::atomic<bool> receive_posted{false};
+  run_pair(
+      [&](SocketLinks& links) {
+        // Progress with no receive posted: the header is seen, the payload left to the kernel.
+        const double until = coll::now_seconds() + 0.3;
+        while (coll::now_seconds() < until) links.progress();
+        EXPECT_TRUE(links.probe(1, 3));
+        EXPECT_FALSE(links.probe(1, 4));
+        std::vector<std::uint32_t> got(payload.size());
+        receive_posted = true;
+        auto* receive = links.receive(1, 3, got.data(), got.size() * 4);
+        EXPECT_EQ(wait_for(links, receive).state, SocketLinks::State::Done);
+        EXPECT_EQ(got, payload);
+      },
+      [&](SocketLinks& links) {
+        auto* send = links.send(0, 3, payload.data(), payload.size() * 4);
+        EXPECT_EQ(wait_for(links, send).state, SocketLinks::State::Done);
+        EXPECT_TRUE(receive_posted) << "the payload was read before its receive was posted";
+      });
+}
+
+TEST(SocketLinks, ALongerMessageThanTheReceiveIsReportedTruncated) {
+  run_pair(
+      [&](SocketLinks& links) {
+        std::uint32_t one = 0;
+        auto* receive = links.receive(1, 2, &one, 4);
+        const SocketLinks::Result result = wait_for(links, receive);
+        EXPECT_EQ(result.state, SocketLinks::State::Truncated);
+        EXPECT_EQ(result.bytes, 8u);
+        std::uint32_t after = 0;  // the link goes on with the next message
+        EXPECT_EQ(wait_for(links, links.receive(1, 3, &after, 4)).state, SocketLinks::State::Done);
+        EXPECT_EQ(after, 42u);
+      },
+      [&](SocketLinks& links) {
+        const std::uint32_t two[2] = {1, 2}, answer = 42;
+        wait_for(links, links.send(0, 2, two, sizeof two));
+        wait_for(links, links.send(0, 3, &answer, 4));
+      });
+}
+
+TEST(SocketLinks, AClosedConnectionIsTheLinksFailure) {
+  coll::StoreServer store("127.0.0.1", 0, "token");
+  const std::vector<int> node_of_rank{0, 1};
+  std::string failure;
+  std::thread leaver([&] {
+    auto bootstrap = coll::make_store_bootstrap(store.address(), "token", 1, 2, 20);
+    { SocketLinks links(*bootstrap, node_of_rank, "lo"); }  // connects, then closes
+    bootstrap->barrier("test/closed");
+  });
+  auto bootstrap = coll::make_store_bootstrap(store.address(), "token", 0, 2, 20);
+  SocketLinks links(*bootstrap, node_of_rank, "lo");
+  std::uint32_t value = 0;
+  auto* receive = links.receive(1, 1, &value, 4);
+  const double give_up = coll::now_seconds() + 20;
+  while (links.failure(1).empty() && coll::now_seconds() < give_up) links.progress();
+  EXPECT_EQ(links.failure(1), "connection closed");
+  EXPECT_EQ(links.take_result(receive).state, SocketLinks::State::InProgress);
+  bootstrap->barrier("test/closed");
+  leaver.join();
+}
+
+TEST(SocketLinks, ADeviceWithoutAnAddressIsAClearError) {
+  coll::StoreServer store("127.0.0.1", 0, "token");
+  auto bootstrap = coll::make_store_bootstrap(store.address(), "token", 0, 1, 20);
+  try {
+    SocketLinks links(*bootstrap, {0}, "no-such-device0");
+    FAIL() << "expected an error";
+  } catch (const coll::Error& error) {
+    EXPECT_NE(std::string(error.what())
+                  .find("network device 'no-such-device0' "
+                        "(COLL_UCX_NET_DEVICES) has no IPv4 address"),
+              std::string::npos)
+        << error.what();
+  }
+}
+
+}  // namespace
