@@ -123,6 +123,7 @@ class UcxTransport final : public Transport {
 
  private:
   PeerLink& link(int peer);
+  bool over_sockets(int peer) { return link(peer).worker == nullptr; }
   Request post_receive(int peer, Tag tag, void* data, std::size_t bytes, bool up_to);
   void track(void* request);
   void forget(void* request);
@@ -329,7 +330,7 @@ PeerLink& UcxTransport::link(int peer) {
 }
 
 void UcxTransport::check_link(int peer) {
-  if (link(peer).worker == nullptr) {
+  if (over_sockets(peer)) {
     const std::string& broken = sockets_->failure(peer);
     if (!broken.empty()) waiter_.peer_lost(peer, broken);
     return;
@@ -340,7 +341,7 @@ void UcxTransport::check_link(int peer) {
 
 Transport::Request UcxTransport::send(int peer, Tag tag, const void* data, std::size_t bytes) {
   check_link(peer);
-  if (link(peer).worker == nullptr) {
+  if (over_sockets(peer)) {
     Request request{sockets_->send(peer, tag, data, bytes), peer, true, bytes};
     test_socket(request);  // short messages complete at once
     return request;
@@ -365,7 +366,7 @@ Transport::Request UcxTransport::recv(int peer, Tag tag, void* data, std::size_t
 Transport::Request UcxTransport::post_receive(int peer, Tag tag, void* data, std::size_t bytes,
                                               bool up_to) {
   check_link(peer);
-  if (link(peer).worker == nullptr) {
+  if (over_sockets(peer)) {
     Request request{sockets_->receive(peer, tag, data, bytes), peer, false, bytes, false, up_to};
     test_socket(request);  // the message may have arrived already
     return request;
@@ -386,7 +387,7 @@ Transport::Request UcxTransport::post_receive(int peer, Tag tag, void* data, std
 
 bool UcxTransport::probe(int peer, Tag tag) {
   progress();
-  if (link(peer).worker == nullptr) return sockets_->probe(peer, tag);
+  if (over_sockets(peer)) return sockets_->probe(peer, tag);
   ucp_tag_recv_info_t info{};
   return ucp_tag_probe_nb(link(peer).worker->get(), tag, ~ucp_tag_t{0}, 0, &info) != nullptr;
 }
@@ -400,7 +401,7 @@ bool UcxTransport::progress() {
 
 bool UcxTransport::test(Request& request) {
   if (request.done) return true;
-  if (link(request.peer).worker == nullptr) return test_socket(request);
+  if (over_sockets(request.peer)) return test_socket(request);
   ucs_status_t status;
   std::size_t received = request.bytes;
   if (request.is_send) {
