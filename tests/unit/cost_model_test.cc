@@ -135,26 +135,25 @@ TEST(CostModel, PeerReadPaysASystemCallPerRead) {
   EXPECT_EQ(choose(params, pair, kLarge, candidates), "peer_read");
 }
 
-TEST(CostModel, MappedPeerReadsPayNoCallsAndHalfTheCopyingWhereRanksShareCores) {
+TEST(CostModel, MappedPeerReadsPayNoCallsAndHalfTheCopying) {
   CostParams plain = flat(1e-6, 1e-10, 1e-10);
   plain.peer_read_call_s = 3e-6;
   CostParams mapped = plain;
   mapped.peer_buffers_mapped = true;
   const Shape node = Shape::uniform(1, 4);
-  // A core per rank: priced as plain reads (their loads cross cores as a message's copies do).
-  EXPECT_DOUBLE_EQ(total("peer_read", mapped, node, kLarge),
-                   total("peer_read", plain, node, kLarge));
-  // Two ranks per core: the copies queue on the cores, and a mapped load is one copy.
-  const CostParams shared_plain = sharing_cores(plain, 2);
-  const CostParams shared_mapped = sharing_cores(mapped, 2);
-  const auto by_calls = predict("peer_read", shared_plain, node, kLarge);
-  const auto by_loads = predict("peer_read", shared_mapped, node, kLarge);
-  ASSERT_TRUE(by_calls && by_loads);
-  // Three rounds of messages, then the argument check's own round (no node slots here).
-  EXPECT_DOUBLE_EQ(by_loads->latency_s, 4 * shared_plain.intra.alpha_s);
-  EXPECT_DOUBLE_EQ(by_loads->bandwidth_s, by_calls->bandwidth_s / 2);
-  EXPECT_DOUBLE_EQ(by_loads->reduction_s, by_calls->reduction_s);
-  EXPECT_GT(by_calls->latency_s, by_loads->latency_s + 6 * 3e-6);
+  // With a core per rank and with two ranks per core alike: a mapped load is one copy and no
+  // call, and a round's messages arrive together.
+  for (const double ranks_per_core : {1.0, 2.0}) {
+    const CostParams by_calls_params = sharing_cores(plain, ranks_per_core);
+    const auto by_calls = predict("peer_read", by_calls_params, node, kLarge);
+    const auto by_loads = predict("peer_read", sharing_cores(mapped, ranks_per_core), node, kLarge);
+    ASSERT_TRUE(by_calls && by_loads);
+    // Three rounds of messages, then the argument check's own round (no node slots here).
+    EXPECT_DOUBLE_EQ(by_loads->latency_s, 4 * by_calls_params.intra.alpha_s);
+    EXPECT_DOUBLE_EQ(by_loads->bandwidth_s, by_calls->bandwidth_s / 2);
+    EXPECT_DOUBLE_EQ(by_loads->reduction_s, by_calls->reduction_s);
+    EXPECT_GT(by_calls->latency_s, by_loads->latency_s + 6 * 3e-6);
+  }
 }
 
 TEST(CostModel, PeerReadsRoundsAreSlotHandOffsCarryingTheCheckWhereTheNodeHasSlots) {

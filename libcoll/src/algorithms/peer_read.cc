@@ -16,13 +16,10 @@
 // Cost: 3 slot hand-offs (or 3 rounds of p-1 messages and the check's), then each rank reads
 // (p-1)/p*M from peers for its block and (p-1)/p*M of results, at the intra-node beta (of p
 // concurrent flows, where a node stages), each read paying a system call. Shared buffers' loads
-// make no call and one copy (a message makes two), which pays off where ranks share cores: the
-// copies queue on the cores, so half the copying is half the time, and a round's p-1 messages
-// arrive together (no call between them), so a round costs one alpha. With a core per rank they are
-// priced as plain reads: their loads cross cores into lines the peer has just written, which costs
-// about what a message's two pipelined copies do, and the calls' price offsets the model's
-// pessimism for the message algorithms in cache; pricing the loads alone at their cost made auto
-// pick them at 64-256 KiB, where ring is 20-30 % faster (docs/algorithms.md). The block's reduction
+// make no call and one copy (a message makes two), so their bytes cost half the message beta, and
+// a round's p-1 messages arrive together (no call between them), so a round costs one alpha.
+// Measured at 2 ranks with a core each, 16 KiB-64 MiB, they beat every message algorithm by
+// 1.4-3x (docs/algorithms.md, "Shared buffers"). The block's reduction
 // reads one operand from cache (each peer piece is read into a cache-sized buffer just before it is
 // added), so it moves 2/3 of the memory traffic gamma was measured with (c = a + b, all in memory).
 #include <algorithm>
@@ -270,7 +267,7 @@ std::optional<model::Prediction> peer_read_cost(const model::CostParams& params,
   // Reads: of each peer's part of this rank's block, one per piece, then each peer's block.
   const double pieces = std::max(1.0, std::ceil(m / p / static_cast<double>(kPieceBytes)));
   const double reads = (p - 1) * (pieces + 1);
-  const bool mapped = params.peer_buffers_mapped && params.ranks_per_core > 1;
+  const bool mapped = params.peer_buffers_mapped;
   // Through the node's slots a round is one hand-off and carries the argument check; with
   // messages, p-1 of them (arriving together where mapped loads leave no call between them),
   // after the check's own round.
