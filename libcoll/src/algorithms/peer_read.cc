@@ -19,9 +19,10 @@
 // make no call and one copy (a message makes two), so their bytes cost half the message beta, and
 // a round's p-1 messages arrive together (no call between them), so a round costs one alpha.
 // Measured at 2 ranks with a core each, 16 KiB-64 MiB, they beat every message algorithm by
-// 1.4-3x (docs/algorithms.md, "Shared buffers"). The block's reduction
-// reads one operand from cache (each peer piece is read into a cache-sized buffer just before it is
-// added), so it moves 2/3 of the memory traffic gamma was measured with (c = a + b, all in memory).
+// 1.4-3x in the build VM's fast phases and come within 17 % of the fastest in its slow ones
+// (docs/algorithms.md, "Shared buffers"). The block's reduction reads one operand from cache (each
+// peer piece is read into a cache-sized buffer just before it is added), so it moves 2/3 of the
+// memory traffic gamma was measured with (c = a + b, all in memory).
 #include <algorithm>
 #include <array>
 #include <cmath>
