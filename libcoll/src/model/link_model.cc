@@ -8,7 +8,6 @@ namespace coll::model {
 CostParams sharing_cores(const CostParams& params, double ranks_per_core) {
   if (!(ranks_per_core > 1)) return params;
   CostParams shared = params;
-  shared.ranks_per_core = ranks_per_core;
   const double hand_over = (ranks_per_core - 1) * kCoreHandOverSeconds;
   for (LinkParams* link : {&shared.intra, &shared.inter}) {
     link->alpha_s += hand_over;

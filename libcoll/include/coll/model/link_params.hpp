@@ -30,8 +30,6 @@ struct CostParams {
   // shm algorithm pays it per round): measured by the ranks when their transport connects; 0 in
   // presets and where there are no slots (shm then runs, and is priced, as direct).
   double slot_handoff_s = 0;
-  // Ranks per core of the busiest host (set by sharing_cores; 1 when every rank has a core).
-  double ranks_per_core = 1;
   // A node's flows to other nodes share its NIC (a real network, or one a transport emulates).
   // False where every node is emulated on one host over loopback: there is no NIC, each flow is
   // copied by its own rank's core, which sharing_cores prices (set by the communicator).
