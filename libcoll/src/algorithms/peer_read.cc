@@ -118,17 +118,18 @@ class PeerReadAllreduce {
     SlotRounds rounds(context_);
     const Published mine = publication();
     std::memcpy(rounds.begin(kPublished).payload, &mine, sizeof mine);
-    rounds.publish_and_wait();
+    rounds.publish_and_wait(sizeof mine);
     for (int peer = 0; peer < group_.size(); ++peer) {
-      std::memcpy(&published_[peer], rounds.of(peer).payload, sizeof mine);
+      if (peer != group_.me) std::memcpy(&published_[peer], rounds.of(peer).payload, sizeof mine);
     }
+    published_[group_.me] = mine;
     refuse_other_sizes(mine.bytes);
     reduce_my_block();
     rounds.begin(kReduced);
-    rounds.publish_and_wait();
+    rounds.publish_and_wait(0);
     for (int step = 1; step < group_.size(); ++step) copy_block_of(group_.index_after(step));
     rounds.begin(kFinished);
-    rounds.publish_and_wait();
+    rounds.publish_and_wait(0);
   }
 
   void run_with_messages() {

@@ -1,10 +1,10 @@
 // Shared-memory all-reduce between ranks of one node, for small vectors: no message at all. Each
 // rank copies its vector (and its call descriptor, for the argument check) into its slot of the
 // node's shared segment (Transport::node_slots) and publishes it with one store; once it sees
-// every rank's publication it reduces the n slots in rank order straight from shared memory, so
-// every rank computes the same bits. Vectors longer than a slot go slot by slot, a round each.
-// Where the group spans nodes, or the transport has no slots (COLL_NODE_SLOTS=0, shaped links),
-// every rank of the group runs direct instead.
+// every rank's publication it reduces the n vectors in rank order, the peers' straight from their
+// slots, so every rank computes the same bits. Vectors longer than a slot go slot by slot, a round
+// each. Where the group spans nodes, or the transport has no slots (COLL_NODE_SLOTS=0, shaped
+// links), every rank of the group runs direct instead.
 //
 // Cost: per round one hand-off (a published line seen by the peers: measured by the ranks when
 // the transport connects, CostParams::slot_handoff_s), the copy of M into the slot (one copy: half
@@ -45,12 +45,19 @@ class ShmAllreduce {
     NodeSlots::Buffer& mine = rounds_.begin(round);
     std::memcpy(mine.payload, static_cast<const std::byte*>(args_.send) + offset * elem_,
                 length * elem_);
-    rounds_.publish_and_wait();
+    rounds_.publish_and_wait(length * elem_);
 
     auto* out = static_cast<std::byte*>(args_.recv) + offset * elem_;
-    reduce(args_.type, args_.op, out, rounds_.of(0).payload, rounds_.of(1).payload, length);
+    const auto* own = static_cast<const std::byte*>(args_.send) + offset * elem_;
+    // This rank's own vector is read where it is private, not from its slot: the peers' reads
+    // may have taken the slot's lines to their caches. In place, only until `out` overwrites it.
+    const bool own_intact = args_.send != args_.recv || group_.me <= 1;
+    const auto vector_of = [&](int member) {
+      return member == group_.me && own_intact ? own : rounds_.of(member).payload;
+    };
+    reduce(args_.type, args_.op, out, vector_of(0), vector_of(1), length);
     for (int member = 2; member < group_.size(); ++member) {
-      reduce(args_.type, args_.op, out, out, rounds_.of(member).payload, length);
+      reduce(args_.type, args_.op, out, out, vector_of(member), length);
     }
     if (args_.op == ReduceOp::Avg) finish_average(args_.type, out, length, group_.size());
   }

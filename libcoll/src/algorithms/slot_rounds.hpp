@@ -2,7 +2,8 @@
 // rank writes into its own slot, publishes the round with one release store of its number, and
 // waits until every rank of the group has published it. `shm` passes its vectors through them,
 // `peer_read` only its three hand-offs. The argument check rides in the first round: every rank
-// sees every descriptor, so all of them find a difference at once and name the same first pair.
+// sees every descriptor's digest next to the round number, and where one differs reads the full
+// descriptors, so all of them find a difference at once and name the same first pair.
 #pragma once
 
 #include <cstddef>
@@ -31,9 +32,10 @@ class SlotRounds final : public WaitCondition {
   // Starts round `round` (0, 1, ... below kMaxRounds) of this collective: this rank's buffer of
   // it, to fill before publish_and_wait.
   NodeSlots::Buffer& begin(std::size_t round);
-  // Publishes this rank's buffer and waits for every rank's; in round 0, with the argument check
-  // on, compares every rank's call with this one's (throws, naming the first pair that differs).
-  void publish_and_wait();
+  // Publishes this rank's buffer, `payload_bytes` of it written, and waits for every rank's; in
+  // round 0, with the argument check on, compares every rank's call with this one's (throws,
+  // naming the first pair that differs).
+  void publish_and_wait(std::size_t payload_bytes);
   // Group member `member`'s buffer of the round last published: valid until the next round ends.
   const NodeSlots::Buffer& of(int member) const { return buffer_of(member); }
 
@@ -62,6 +64,7 @@ class SlotRounds final : public WaitCondition {
   const Group& group_;
   const unsigned slot_context_;
   std::uint64_t round_ = 0;            // the number published: sequence and round, never 0
+  std::uint64_t digest_ = 0;           // of this rank's call descriptor, when checked
   NodeSlots::Buffer* turn_ = nullptr;  // this round's buffers of this context
   int first_missing_ = 0;
 };

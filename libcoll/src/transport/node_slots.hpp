@@ -28,12 +28,14 @@ class NodeSlots {
   static constexpr unsigned kContexts = 8;             // communicators (tag contexts) served
   static constexpr std::size_t kProbeBytes = 128;      // the hand-off timing's two lines
 
-  // 128-byte aligned: the round, the descriptor and the first 56 bytes of payload fill one
-  // pair of lines, which the hardware fetches together.
-  struct alignas(128) Buffer {
+  // The round, the digest of the call's descriptor and the first 48 bytes of payload share the
+  // first line: a peer that sees the round has them with it, so a small vector crosses between
+  // cores as one line. The full descriptor, at the end, is read only when digests differ.
+  struct alignas(64) Buffer {
     std::atomic<std::uint64_t> round{0};  // published last; written after everything else
-    std::byte descriptor[kDescriptorBytes];
+    std::uint64_t descriptor_digest;
     std::byte payload[kPayloadBytes];
+    std::byte descriptor[kDescriptorBytes];
   };
 
   // Collective over `bootstrap`: every rank calls it. Null when no node has two ranks or when a
