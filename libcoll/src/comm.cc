@@ -300,6 +300,7 @@ const Selector& Comm::Impl::cost_model() {
     if (NodeSlots* slots = transport.node_slots()) {
       params.slot_handoff_s =
           slots->handoff_seconds() > 0 ? slots->handoff_seconds() : params.intra.alpha_s;
+      params.peer_line_s = slots->handoff_seconds();
     }
     selector = std::make_unique<Selector>(params, node_of_member, config.tuning,
                                           std::move(decisions), path, ranks_per_core);

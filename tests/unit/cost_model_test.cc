@@ -156,6 +156,28 @@ TEST(CostModel, MappedPeerReadsPayNoCallsAndHalfTheCopying) {
   }
 }
 
+// Measured at 2 ranks on shared buffers, 8 B: peer_read took 5-6 slot hand-offs, shm one.
+TEST(CostModel, MappedPeerReadsWaitForThePeersLinesOncePerReadPhase) {
+  CostParams params = flat(1e-6, 1e-10, 1e-10);
+  params.slot_handoff_s = 0.2e-6;
+  params.peer_line_s = 0.2e-6;
+  params.peer_read_call_s = 3e-6;
+  const Shape pair = Shape::uniform(1, 2);
+  const auto plain = predict("peer_read", params, pair, 8);
+  params.peer_buffers_mapped = true;
+  const auto mapped = predict("peer_read", params, pair, 8);
+  ASSERT_TRUE(plain && mapped);
+  EXPECT_DOUBLE_EQ(mapped->latency_s, 5 * 0.2e-6);
+  EXPECT_NE(mapped->detail.find("2 waits for the peers' lines"), std::string::npos);
+  // Plain reads pay their calls instead, which include the wait.
+  EXPECT_DOUBLE_EQ(plain->latency_s, 3 * 0.2e-6 + 2 * 3e-6);
+  // Where ranks share cores a round is the scheduler's hand-over, a line still a line.
+  const auto shared = predict("peer_read", sharing_cores(params, 2), pair, 8);
+  ASSERT_TRUE(shared);
+  EXPECT_DOUBLE_EQ(shared->latency_s, 3 * kSlotHandOverSeconds + 2 * 0.2e-6);
+  EXPECT_EQ(choose(params, pair, 8, {"shm", "peer_read"}), "shm");
+}
+
 TEST(CostModel, PeerReadsRoundsAreSlotHandOffsCarryingTheCheckWhereTheNodeHasSlots) {
   CostParams messages = flat(1e-6, 1e-10, 1e-10);
   messages.peer_read_call_s = 3e-6;

@@ -276,12 +276,16 @@ std::optional<model::Prediction> peer_read_cost(const model::CostParams& params,
   const bool slots = params.slot_handoff_s > 0;
   out.latency_s =
       slots ? 3.0 * params.slot_handoff_s : 3.0 * (mapped ? 1 : p - 1) * params.intra.alpha_s;
-  if (!mapped) out.latency_s += reads * params.peer_read_call_s;
+  // Loads from a mapping wait for the peer's lines twice, at the reduction and at the copy: 8 B
+  // at 2 ranks took 5-6 hand-offs in both phases of the build VM (0.54 us with 0.07 us hand-offs
+  // and shm 0.19; 1.57 with 0.26 and shm 0.41). A read call's cost includes it.
+  out.latency_s += mapped ? 2.0 * params.peer_line_s : reads * params.peer_read_call_s;
   // Every rank reads at once: on a node whose transfers pass a shared host staging path, p flows.
   out.bandwidth_s = 2.0 * peers_share * model::intra_beta(params, p) / (mapped ? 2 : 1);
   out.reduction_s = 2.0 / 3.0 * peers_share * params.gamma_s_per_byte;
   const std::string rounds =
-      slots ? "3 slot hand-offs" : model::detail_text("3 rounds of %d messages", p - 1);
+      (slots ? "3 slot hand-offs" : model::detail_text("3 rounds of %d messages", p - 1)) +
+      (mapped && params.peer_line_s > 0 ? ", 2 waits for the peers' lines" : "");
   out.detail = rounds + (mapped ? std::string("; loads of 2(p-1)/p*M from the peers' mappings")
                                 : model::detail_text("; %d reads of 2(p-1)/p*M from peers",
                                                      static_cast<int>(reads)));

@@ -30,6 +30,10 @@ struct CostParams {
   // shm algorithm pays it per round): measured by the ranks when their transport connects; 0 in
   // presets and where there are no slots (shm then runs, and is priced, as direct).
   double slot_handoff_s = 0;
+  // A line one rank wrote as a peer on another core loads it: the slot hand-off as timed, kept
+  // where ranks share cores (which replaces slot_handoff_s with the scheduler's hand-over); 0 where
+  // not timed. peer_read's reads wait for it once per read phase.
+  double peer_line_s = 0;
   // A node's flows to other nodes share its NIC (a real network, or one a transport emulates).
   // False where every node is emulated on one host over loopback: there is no NIC, each flow is
   // copied by its own rank's core, which sharing_cores prices (set by the communicator).
