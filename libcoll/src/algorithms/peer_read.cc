@@ -27,6 +27,7 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -194,16 +195,20 @@ class PeerReadAllreduce {
     const std::size_t begin = blocks_.offset(me);
     const std::size_t length = blocks_.length(me);
     const std::size_t piece = std::max<std::size_t>(1, kPieceBytes / elem_);
-    auto scratch = context_.pool.acquire(std::min(length, piece) * elem_);
     const auto* send = static_cast<const std::byte*>(args_.send);
     auto* recv = static_cast<std::byte*>(args_.recv);
     // The peers' parts of the block that this rank loads itself (shared buffers), else nullptr.
     std::vector<const std::byte*> views(published_.size(), nullptr);
+    bool all_mapped = true;
     for (int peer = 0; peer < group_.size(); ++peer) {
       if (peer == group_.me) continue;
       views[peer] = memory_.view(group_.global(peer), published_[peer].send_region,
                                  published_[peer].send + begin * elem_, length * elem_);
+      all_mapped = all_mapped && views[peer] != nullptr;
     }
+    // Read calls land in scratch; loads from mappings need none (a lease costs the pool's lock).
+    std::optional<BufferPool::Lease> scratch;
+    if (!all_mapped) scratch = context_.pool.acquire(std::min(length, piece) * elem_);
     for (std::size_t done = 0; done < length; done += piece) {
       const std::size_t count = std::min(piece, length - done);
       const std::size_t offset = (begin + done) * elem_;
@@ -211,9 +216,9 @@ class PeerReadAllreduce {
       for (int peer = 0; peer < group_.size(); ++peer) {
         if (peer == group_.me) continue;
         const std::byte* operand =
-            views[peer] != nullptr ? views[peer] + done * elem_ : scratch.data();
+            views[peer] != nullptr ? views[peer] + done * elem_ : scratch->data();
         if (views[peer] == nullptr) {
-          memory_.read(group_.global(peer), published_[peer].send + offset, scratch.data(),
+          memory_.read(group_.global(peer), published_[peer].send + offset, scratch->data(),
                        count * elem_);
         }
         reduce(args_.type, args_.op, recv + offset, accumulated, operand, count);
