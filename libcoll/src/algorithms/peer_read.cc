@@ -17,9 +17,10 @@
 // (p-1)/p*M from peers for its block and (p-1)/p*M of results, at the intra-node beta (of p
 // concurrent flows, where a node stages), each read paying a system call. Shared buffers' loads
 // make no call and one copy (a message makes two), so their bytes cost half the message beta, and
-// a round's p-1 messages arrive together (no call between them), so a round costs one alpha.
-// Measured at 2 ranks with a core each, 16 KiB-64 MiB, they beat every message algorithm by
-// 1.4-3x in the build VM's fast phases and come within 17 % of the fastest in its slow ones
+// a round's p-1 messages arrive together (no call between them), so a round costs one alpha,
+// and the loads wait twice for the peers' lines (at the reduction and at the copy). Measured at
+// 2 ranks with a core each, 16 KiB-64 MiB, they beat every message algorithm by 1.4-3x in the
+// build VM's fast phases; in its slow ones `shm` beats them up to at least 256 KiB
 // (docs/algorithms.md, "Shared buffers"). The block's reduction reads one operand from cache (each
 // peer piece is read into a cache-sized buffer just before it is added), so it moves 2/3 of the
 // memory traffic gamma was measured with (c = a + b, all in memory).

@@ -129,14 +129,13 @@ bool SlotRounds::arrives_soon() {
 // When a descriptor differs from this rank's, each rank compares them in the same order, so all
 // of them name the same first pair that differs.
 void SlotRounds::compare_calls(CallCheck& check) {
-  const std::span<const std::byte> mine = check.descriptor();
-  const auto described = [&](int member) {
-    return std::span<const std::byte>(buffer_of(member).descriptor, mine.size());
-  };
   bool agree = true;
   for (int member = 0; member < group_.size() && agree; ++member) {
     agree = member == group_.me || buffer_of(member).descriptor_digest == digest_;
   }
+  const auto described = [&](int member) {
+    return std::span<const std::byte>(buffer_of(member).descriptor, NodeSlots::kDescriptorBytes);
+  };
   for (int second = 0; second < group_.size() && !agree; ++second) {  // throws at the first
     const int first = (second + group_.size() - 1) % group_.size();
     check.compare(group_.global(first), described(first), group_.global(second), described(second));
