@@ -16,7 +16,10 @@ using coll::testing::says;
 coll::testing::CommandResult check_peer_read(const std::string& environment, int nodes,
                                              int ranks_per_node,
                                              const std::string& mode = "check") {
-  return coll::testing::check_algorithm(environment, "peer_read", nodes, ranks_per_node, "1048579",
+  // At 3 ranks the 8-byte types' blocks of 1572869 elements pass 4 MiB, where the peers no
+  // longer hold them and they are reduced straight into the result; the others' go through a
+  // private piece, several pieces each.
+  return coll::testing::check_algorithm(environment, "peer_read", nodes, ranks_per_node, "1572869",
                                         mode);
 }
 

@@ -20,7 +20,7 @@
 // a round's p-1 messages arrive together (no call between them), so a round costs one alpha,
 // and the loads wait twice for the peers' lines (at the reduction and at the copy). Measured at
 // 2 ranks with a core each, 16 KiB-64 MiB, they beat every message algorithm by 1.4-3x in the
-// build VM's fast phases; in its slow ones `shm` beats them up to at least 256 KiB
+// build VM's fast phases; in its slow ones `shm` beats them up to 16-32 KiB
 // (docs/algorithms.md, "Shared buffers"). The block's reduction reads one operand from cache (each
 // peer piece is read into a cache-sized buffer just before it is added), so it moves 2/3 of the
 // memory traffic gamma was measured with (c = a + b, all in memory).
@@ -48,6 +48,14 @@ namespace {
 // Peer data is read and reduced this many bytes at a time: small enough to stay in cache between
 // the read and the reduction, large enough that the read's system call costs little.
 constexpr std::size_t kPieceBytes = 256 * 1024;
+// The peers read this rank's block of the result back (copy_block_of), so up to a few MiB its
+// lines are still in their caches when the next call reduces into it, and every vector store of
+// the reduction first fetches its line back from them. Below this size the block is reduced into
+// a private piece and moved with the string copy (bulk_copy), which writes whole lines without
+// fetching them. Measured at 2 ranks in the build VM's slow phase (out of place): 64 KiB 8.2 ->
+// 4.4 us, 1 MiB 87.7 -> 56.4, 4 MiB 300 -> 221; a 16 MiB vector (8 MiB blocks) gained nothing
+// and 64 MiB lost 4.3 -> 5.6 ms, the peers no longer holding the lines.
+constexpr std::size_t kPeersStillHoldBytes = 4 << 20;
 
 enum Round : std::uint32_t { kPublished = 0, kReduced = 1, kFinished = 2 };
 
@@ -195,6 +203,7 @@ class PeerReadAllreduce {
     const auto me = static_cast<std::size_t>(group_.me);
     const std::size_t begin = blocks_.offset(me);
     const std::size_t length = blocks_.length(me);
+    if (length == 0) return;  // fewer elements than ranks
     const std::size_t piece = std::max<std::size_t>(1, kPieceBytes / elem_);
     const auto* send = static_cast<const std::byte*>(args_.send);
     auto* recv = static_cast<std::byte*>(args_.recv);
@@ -207,28 +216,38 @@ class PeerReadAllreduce {
                                  published_[peer].send + begin * elem_, length * elem_);
       all_mapped = all_mapped && views[peer] != nullptr;
     }
-    // Read calls land in scratch; loads from mappings need none (a lease costs the pool's lock).
+    // Scratch pieces: one where read calls land (loads from mappings need none), one to reduce
+    // into where the peers still hold the block's lines; none at all saves the pool's lock.
+    const std::size_t piece_bytes = round_up_to_line(std::min(length, piece) * elem_);
+    const bool privately = length * elem_ <= kPeersStillHoldBytes;
+    const std::size_t scratch_bytes =
+        (all_mapped ? 0 : piece_bytes) + (privately ? piece_bytes : 0);
     std::optional<BufferPool::Lease> scratch;
-    if (!all_mapped) scratch = context_.pool.acquire(std::min(length, piece) * elem_);
+    if (scratch_bytes > 0) scratch = context_.pool.acquire(scratch_bytes);
+    std::byte* read_target = all_mapped ? nullptr : scratch->data();
+    std::byte* accumulator = privately ? scratch->data() + scratch_bytes - piece_bytes : nullptr;
     for (std::size_t done = 0; done < length; done += piece) {
       const std::size_t count = std::min(piece, length - done);
       const std::size_t offset = (begin + done) * elem_;
+      std::byte* result = privately ? accumulator : recv + offset;
       const std::byte* accumulated = send + offset;
       for (int peer = 0; peer < group_.size(); ++peer) {
         if (peer == group_.me) continue;
         const std::byte* operand =
-            views[peer] != nullptr ? views[peer] + done * elem_ : scratch->data();
+            views[peer] != nullptr ? views[peer] + done * elem_ : read_target;
         if (views[peer] == nullptr) {
-          memory_.read(group_.global(peer), published_[peer].send + offset, scratch->data(),
+          memory_.read(group_.global(peer), published_[peer].send + offset, read_target,
                        count * elem_);
         }
-        reduce(args_.type, args_.op, recv + offset, accumulated, operand, count);
-        accumulated = recv + offset;
+        reduce(args_.type, args_.op, result, accumulated, operand, count);
+        accumulated = result;
       }
-      if (args_.op == ReduceOp::Avg)
-        finish_average(args_.type, recv + offset, count, group_.size());
+      if (args_.op == ReduceOp::Avg) finish_average(args_.type, result, count, group_.size());
+      if (privately) bulk_copy(recv + offset, result, count * elem_);
     }
   }
+
+  static std::size_t round_up_to_line(std::size_t bytes) { return (bytes + 63) / 64 * 64; }
 
   void copy_block_of(int peer) {
     const auto block = static_cast<std::size_t>(peer);
