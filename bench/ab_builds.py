@@ -1,0 +1,92 @@
+#!/usr/bin/python3
+"""One collbench command under several variants, interleaved: medians per size and variant.
+
+  bench/ab_builds.py [--rounds 5] [--build build] [--json FILE] \\
+      --variant 'before:LD_LIBRARY_PATH=/tmp/before' --variant 'after:' -- -g 2 -b 8K -e 4M ...
+
+A variant is NAME:ENV (comma-separated VAR=VALUE; empty for none): another libcoll build (its
+libcoll.so.0 in a folder named by LD_LIBRARY_PATH: collbench's RUNPATH yields to it), an
+algorithm (COLL_ALGO=peer_read) or any other COLL_* setting. Every round runs each variant once,
+in turn, so a change in the machine's load or phase hits them alike; the table holds medians over
+rounds of collbench's out-of-place and in-place times, in microseconds.
+"""
+import argparse
+import datetime
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+
+def parse_variant(text):
+    name, _, settings = text.partition(":")
+    env = {}
+    for setting in filter(None, settings.split(",")):
+        key, _, value = setting.partition("=")
+        env[key] = value
+    return name, env
+
+
+def run_once(collbench, args, env):
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        done = subprocess.run([collbench] + args + ["--json", out.name], capture_output=True,
+                              text=True, env=dict(os.environ, **env))
+        if done.returncode != 0:
+            sys.exit("collbench failed under %s:\n%s" % (env, done.stderr[-2000:]))
+        results = json.load(open(out.name))["results"]
+    for result in results:
+        for column in ("out_of_place", "in_place"):
+            if result[column]["wrong"]:
+                sys.exit("wrong results under %s at %d B" % (env, result["bytes"]))
+    return results
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--build", default="build")
+    parser.add_argument("--json", default="")
+    parser.add_argument("--variant", action="append", required=True)
+    parser.add_argument("collbench_args", nargs=argparse.REMAINDER)
+    options = parser.parse_args()
+    args = [a for a in options.collbench_args if a != "--"]
+    variants = [parse_variant(v) for v in options.variant]
+    collbench = os.path.join(options.build, "bench", "collbench")
+    load = [subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()]
+    times = {}  # (variant, algorithm, bytes, column) -> [us]
+    for _ in range(options.rounds):
+        for name, env in variants:
+            for result in run_once(collbench, args, env):
+                for column in ("out_of_place", "in_place"):
+                    key = (name, result["algorithm"], result["bytes"], column)
+                    times.setdefault(key, []).append(
+                        result[column]["time_us"])
+    load.append(subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
+    cases = sorted({(size, algorithm) for (_, algorithm, size, _) in times})
+    names = [name for name, _ in variants]
+    print("# collbench %s, %d interleaved rounds, medians in us (out of place / in place)"
+          % (" ".join(args), options.rounds))
+    print("# load before | after: %s | %s" % tuple(load))
+    print("%12s %18s" % ("bytes", "--algo") + "".join("%22s" % name for name in names))
+    table = []
+    for size, algorithm in cases:
+        row = {"bytes": size, "algorithm": algorithm}
+        cells = []
+        for name in names:
+            pair = [statistics.median(times[(name, algorithm, size, c)])
+                    for c in ("out_of_place", "in_place")]
+            row[name] = {"out_of_place_us": pair[0], "in_place_us": pair[1]}
+            cells.append("%10.2f /%9.2f" % tuple(pair))
+        table.append(row)
+        print("%12d %18s" % (size, algorithm) + "".join("%22s" % cell for cell in cells))
+    if options.json:
+        with open(options.json, "w") as out:
+            json.dump({"command": sys.argv, "date": datetime.datetime.now().isoformat(),
+                       "variants": dict(variants), "rounds": options.rounds, "load": load,
+                       "table": table}, out, indent=1)
+
+
+if __name__ == "__main__":
+    main()
