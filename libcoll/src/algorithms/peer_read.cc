@@ -56,6 +56,12 @@ constexpr std::size_t kPieceBytes = 256 * 1024;
 // 4.4 us, 1 MiB 87.7 -> 56.4, 4 MiB 300 -> 221; a 16 MiB vector (8 MiB blocks) gained nothing
 // and 64 MiB lost 4.3 -> 5.6 ms, the peers no longer holding the lines.
 constexpr std::size_t kPeersStillHoldBytes = 4 << 20;
+// Where lines come back quickly (cores that share a cache) the extra copy costs more than it
+// saves: in the VM's fast phase, whose node-slot hand-off takes 0.07 us against 0.26-0.28 in the
+// slow one, 64 KiB took 2.4 us reduced straight into the result and 3.5 through the piece, 1 MiB
+// 31 against 38 (out of place).
+// The hand-off the ranks timed when they connected tells the two apart.
+constexpr double kLinesComeBackSlowlySeconds = 0.15e-6;
 
 enum Round : std::uint32_t { kPublished = 0, kReduced = 1, kFinished = 2 };
 
@@ -88,6 +94,15 @@ bool reaches_whole_group(const CollectiveContext& context) {
     }
   }
   return true;
+}
+
+// Whether this rank's stores into lines its peers have read wait long for them: the node slots'
+// hand-off as timed at connection; unknown (no slots, or ranks sharing cores, where it is not
+// timed) counts as slow.
+bool lines_come_back_slowly(const CollectiveContext& context) {
+  const NodeSlots* slots = context.transport.node_slots();
+  const double handoff = slots != nullptr ? slots->handoff_seconds() : 0;
+  return handoff <= 0 || handoff >= kLinesComeBackSlowlySeconds;
 }
 
 // The check, carried by the slots' first round, is completed on its own before messages move:
@@ -219,7 +234,8 @@ class PeerReadAllreduce {
     // Scratch pieces: one where read calls land (loads from mappings need none), one to reduce
     // into where the peers still hold the block's lines; none at all saves the pool's lock.
     const std::size_t piece_bytes = round_up_to_line(std::min(length, piece) * elem_);
-    const bool privately = length * elem_ <= kPeersStillHoldBytes;
+    const bool privately =
+        length * elem_ <= kPeersStillHoldBytes && lines_come_back_slowly(context_);
     const std::size_t scratch_bytes =
         (all_mapped ? 0 : piece_bytes) + (privately ? piece_bytes : 0);
     std::optional<BufferPool::Lease> scratch;
