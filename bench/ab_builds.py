@@ -19,6 +19,12 @@ import subprocess
 import sys
 import tempfile
 
+COLUMNS = ("out_of_place", "in_place")
+
+
+def uptime():
+    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+
 
 def parse_variant(text):
     name, _, settings = text.partition(":")
@@ -37,7 +43,7 @@ def run_once(collbench, args, env):
             sys.exit("collbench failed under %s:\n%s" % (env, done.stderr[-2000:]))
         results = json.load(open(out.name))["results"]
     for result in results:
-        for column in ("out_of_place", "in_place"):
+        for column in COLUMNS:
             if result[column]["wrong"]:
                 sys.exit("wrong results under %s at %d B" % (env, result["bytes"]))
     return results
@@ -54,16 +60,15 @@ def main():
     args = [a for a in options.collbench_args if a != "--"]
     variants = [parse_variant(v) for v in options.variant]
     collbench = os.path.join(options.build, "bench", "collbench")
-    load = [subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()]
+    load = [uptime()]
     times = {}  # (variant, algorithm, bytes, column) -> [us]
     for _ in range(options.rounds):
         for name, env in variants:
             for result in run_once(collbench, args, env):
-                for column in ("out_of_place", "in_place"):
+                for column in COLUMNS:
                     key = (name, result["algorithm"], result["bytes"], column)
-                    times.setdefault(key, []).append(
-                        result[column]["time_us"])
-    load.append(subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
+                    times.setdefault(key, []).append(result[column]["time_us"])
+    load.append(uptime())
     cases = sorted({(size, algorithm) for (_, algorithm, size, _) in times})
     names = [name for name, _ in variants]
     print("# collbench %s, %d interleaved rounds, medians in us (out of place / in place)"
@@ -75,8 +80,7 @@ def main():
         row = {"bytes": size, "algorithm": algorithm}
         cells = []
         for name in names:
-            pair = [statistics.median(times[(name, algorithm, size, c)])
-                    for c in ("out_of_place", "in_place")]
+            pair = [statistics.median(times[(name, algorithm, size, c)]) for c in COLUMNS]
             row[name] = {"out_of_place_us": pair[0], "in_place_us": pair[1]}
             cells.append("%10.2f /%9.2f" % tuple(pair))
         table.append(row)

@@ -59,8 +59,8 @@ constexpr std::size_t kPeersStillHoldBytes = 4 << 20;
 // Where lines come back quickly (cores that share a cache) the extra copy costs more than it
 // saves: in the VM's fast phase, whose node-slot hand-off takes 0.07 us against 0.26-0.28 in the
 // slow one, 64 KiB took 2.4 us reduced straight into the result and 3.5 through the piece, 1 MiB
-// 31 against 38 (out of place).
-// The hand-off the ranks timed when they connected tells the two apart.
+// 31 against 38 (out of place). The hand-off the ranks timed when they connected tells the two
+// phases apart.
 constexpr double kLinesComeBackSlowlySeconds = 0.15e-6;
 
 enum Round : std::uint32_t { kPublished = 0, kReduced = 1, kFinished = 2 };
@@ -236,12 +236,12 @@ class PeerReadAllreduce {
     const std::size_t piece_bytes = round_up_to_line(std::min(length, piece) * elem_);
     const bool privately =
         length * elem_ <= kPeersStillHoldBytes && lines_come_back_slowly(context_);
-    const std::size_t scratch_bytes =
-        (all_mapped ? 0 : piece_bytes) + (privately ? piece_bytes : 0);
+    const std::size_t read_bytes = all_mapped ? 0 : piece_bytes;
+    const std::size_t scratch_bytes = read_bytes + (privately ? piece_bytes : 0);
     std::optional<BufferPool::Lease> scratch;
     if (scratch_bytes > 0) scratch = context_.pool.acquire(scratch_bytes);
     std::byte* read_target = all_mapped ? nullptr : scratch->data();
-    std::byte* accumulator = privately ? scratch->data() + scratch_bytes - piece_bytes : nullptr;
+    std::byte* accumulator = privately ? scratch->data() + read_bytes : nullptr;
     for (std::size_t done = 0; done < length; done += piece) {
       const std::size_t count = std::min(piece, length - done);
       const std::size_t offset = (begin + done) * elem_;
