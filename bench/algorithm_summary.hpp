@@ -1,6 +1,7 @@
 // collbench --algo a,b,... | all: after the per-algorithm tables, one summary per size: each
 // algorithm's measured time next to the cost model's prediction, the measured winner and the
-// model's pick; and when `auto` was among them, how far it was from the fastest named algorithm.
+// model's pick; and when `auto` was among them, how far it was from the fastest named algorithm,
+// out of place and in place.
 #pragma once
 
 #include <cstddef>
@@ -18,12 +19,16 @@ struct AlgorithmResult {
   double time_us = 0;                  // out-of-place, slowest rank
   std::optional<double> predicted_us;  // nullopt: the model has no formula
   std::string predicted_as;            // the algorithm the prediction is for (auto resolved)
+  double in_place_us = 0;              // in place, slowest rank
+  std::string ran_in_place;            // the algorithm it ran in place (auto resolved)
 };
 
 struct SizeSummary {
   std::size_t bytes = 0;
   std::string winner;  // fastest measured named algorithm (not auto or the default)
   double winner_us = 0;
+  std::string winner_in_place;  // the same in place
+  double winner_in_place_us = 0;
   std::string model_pick;  // fastest predicted among those with a prediction ("" if none)
   const AlgorithmResult* automatic = nullptr;  // the `auto` row, when measured
   std::vector<const AlgorithmResult*> results;

@@ -60,7 +60,8 @@ void print_explanation(const coll::Comm& comm, const Options& options) {
   for (std::size_t bytes = options.min_bytes; bytes <= options.max_bytes;
        bytes *= options.step_factor) {
     const std::size_t message = bytes / elem * elem;  // what the sweep moves
-    const auto explanation = selector.explain(message, options.buffers == coll::Sharing::WithPeers);
+    const bool mapped = options.buffers == coll::Sharing::WithPeers;
+    const auto explanation = selector.explain(message, mapped);
     bool first = true;
     for (const auto& candidate : explanation.candidates) {
       const std::string size = first ? std::to_string(message) : "";
@@ -74,6 +75,11 @@ void print_explanation(const coll::Comm& comm, const Options& options) {
       }
     }
     std::printf("# %20s  -> choice: %s\n", "", explanation.reason.c_str());
+    // The candidates above are priced out of place; in place only where the choice differs.
+    const auto in_place = selector.explain(message, mapped, true);
+    if (in_place.winner != explanation.winner) {
+      std::printf("# %20s  -> in place: %s\n", "", in_place.reason.c_str());
+    }
     if (bytes == 0) break;
   }
   std::fflush(stdout);

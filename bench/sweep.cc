@@ -168,8 +168,13 @@ class SweepReport {
     std::fflush(stdout);
     json_.begin_object().field("algorithm", label).field("bytes", bytes).field("count", count);
     const bool mapped = options_.buffers == coll::Sharing::WithPeers;
-    AlgorithmResult summary_row{label, bytes, out.time_us, std::nullopt,
-                                comm_.resolve_algorithm(algorithm, bytes, mapped)};
+    AlgorithmResult summary_row{label,
+                                bytes,
+                                out.time_us,
+                                std::nullopt,
+                                comm_.resolve_algorithm(algorithm, bytes, mapped),
+                                in.time_us,
+                                comm_.resolve_algorithm(algorithm, bytes, mapped, true)};
     const auto predicted = options_.collective == SweepKind::AllReduce
                                ? predict_for(comm_, algorithm, bytes, mapped)
                                : std::nullopt;
@@ -211,7 +216,7 @@ class SweepReport {
   const int rounds_;
   const bool lead_;
   coll::tools::JsonWriter json_;
-  std::vector<AlgorithmResult> summary_;  // out-of-place medians per (algorithm, size)
+  std::vector<AlgorithmResult> summary_;  // medians per (algorithm, size)
   std::size_t total_wrong_ = 0;
 };
 

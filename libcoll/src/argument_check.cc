@@ -146,7 +146,8 @@ void NeighbourCheck::compare(int first_rank, std::span<const std::byte> first, i
                     : only_algorithm
                         ? ": the ranks chose different algorithms (their COLL_ALGO, tuning files "
                           "or cost parameters differ, or some passed buffers from "
-                          "allocate_shared and others not)"
+                          "allocate_shared and others not, or some reduced in place and others "
+                          "not)"
                         : ": the ranks passed different arguments";
   fail_everywhere(transport_, "rank " + std::to_string(first_rank) + " called " +
                                   theirs.describe() + " but rank " + std::to_string(second_rank) +

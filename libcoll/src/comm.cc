@@ -83,11 +83,13 @@ struct CommFamily {
 };
 
 // What a name resolves to at one size: for buffers the peers read by system calls, and for
-// buffers from allocate_shared (the same algorithm unless a decision table's shared rules, or the
-// model where ranks share cores, tell them apart).
+// buffers from allocate_shared, out of place and in place (the same algorithm unless a decision
+// table's shared rules or the model tell them apart).
 struct ResolvedAlgorithm {
   const AlgorithmInfo* plain = nullptr;
   const AlgorithmInfo* mapped = nullptr;
+  const AlgorithmInfo* plain_in_place = nullptr;
+  const AlgorithmInfo* mapped_in_place = nullptr;
 };
 
 struct Comm::Impl {
@@ -144,7 +146,8 @@ struct Comm::Impl {
   std::string asked_name(std::string_view algorithm) const {
     return std::string(algorithm.empty() ? std::string_view(config.algorithm) : algorithm);
   }
-  std::string resolve_algorithm(std::string_view algorithm, std::size_t bytes, bool buffers_mapped);
+  std::string resolve_algorithm(std::string_view algorithm, std::size_t bytes, bool buffers_mapped,
+                                bool in_place);
   // The algorithm `algorithm` (or "auto", or "" for COLL_ALGO) runs at `bytes`, for buffers the
   // peers read by system calls and for shared ones; throws InvalidArgument naming the available
   // ones when it is unknown or unavailable here.
@@ -260,14 +263,14 @@ AllreduceArgs describe_buffers(const void* send, void* recv, std::size_t count, 
 }  // namespace
 
 std::string Comm::Impl::resolve_algorithm(std::string_view algorithm, std::size_t bytes,
-                                          bool buffers_mapped) {
+                                          bool buffers_mapped, bool in_place) {
   const std::string name = asked_name(algorithm);
-  return name == "auto" ? cost_model().choose(bytes, buffers_mapped) : name;
+  return name == "auto" ? cost_model().choose(bytes, buffers_mapped, in_place) : name;
 }
 
 std::string Comm::resolve_algorithm(std::string_view algorithm, std::size_t bytes,
-                                    bool buffers_mapped) const {
-  return impl_->resolve_algorithm(algorithm, bytes, buffers_mapped);
+                                    bool buffers_mapped, bool in_place) const {
+  return impl_->resolve_algorithm(algorithm, bytes, buffers_mapped, in_place);
 }
 
 // Per communicator: its node map and tuning enter the formulas, and the parameters are read once.
@@ -322,10 +325,11 @@ ResolvedAlgorithm Comm::Impl::resolve_available(std::string_view algorithm, std:
   const std::string name = asked_name(algorithm);
   if (name != "auto") {
     const AlgorithmInfo* info = available(name);
-    return {info, info};
+    return {info, info, info, info};
   }
   const Selector::Choice choice = cost_model().choose_for_buffers(bytes);
-  return {available(choice.plain), available(choice.mapped)};
+  return {available(choice.plain), available(choice.mapped), available(choice.plain_in_place),
+          available(choice.mapped_in_place)};
 }
 
 const AlgorithmInfo* Comm::Impl::available(const std::string& name) {
@@ -354,12 +358,14 @@ void Comm::Impl::run_allreduce(const AllreduceArgs& args, std::string_view algor
     last_resolved = {std::string(algorithm), bytes, resolve_available(algorithm, bytes)};
   }
   const ResolvedAlgorithm& resolved = last_resolved.resolved;
+  const bool in_place = args.send == args.recv;
+  const AlgorithmInfo* plain = in_place ? resolved.plain_in_place : resolved.plain;
+  const AlgorithmInfo* mapped = in_place ? resolved.mapped_in_place : resolved.mapped;
   // Looked up only where the choice depends on it: small sizes pay nothing.
-  const AlgorithmInfo* info = resolved.mapped != resolved.plain &&
-                                      shared_region_of(args.send, bytes) &&
-                                      shared_region_of(args.recv, bytes)
-                                  ? resolved.mapped
-                                  : resolved.plain;
+  const AlgorithmInfo* info =
+      mapped != plain && shared_region_of(args.send, bytes) && shared_region_of(args.recv, bytes)
+          ? mapped
+          : plain;
   try {
     check_memory_supported(*info, args);
   } catch (const Error& error) {

@@ -51,6 +51,19 @@ TEST(ShmAllreduce, ARankRunningAnotherAlgorithmIsAMismatchNotAHang) {
   EXPECT_FALSE(says(result, "COLL_TIMEOUT")) << result.output;
 }
 
+TEST(ShmAllreduce, OtherCountsFailEveryRankEvenWithoutTheArgumentCheck) {
+  // 100 and 101 floats take one slot round each: unchecked, rank 1 would add a stale float.
+  const auto result = run_command(std::string("COLL_CHECK_ARGS=0 COLL_TIMEOUT=30 ") + COLLRUN_PATH +
+                                      " -np 3 " + RANK_PROGRAM_PATH + " mismatch shm",
+                                  60);
+  EXPECT_NE(result.exit_code, 0) << result.output;
+  for (const char* rank : {"[rank 0]", "[rank 1]", "[rank 2]"}) {
+    EXPECT_TRUE(says(result, std::string(rank) + " rank_program: rank ")) << rank << result.output;
+  }
+  EXPECT_TRUE(says(result, "different size than the")) << result.output;
+  EXPECT_FALSE(says(result, "COLL_TIMEOUT")) << result.output;
+}
+
 TEST(ShmAllreduce, StoppedRankIsNamedWithinTheTimeout) {
   const auto result = run_command(std::string("COLL_ALGO=shm COLL_TIMEOUT=2 COLL_LAUNCH_GRACE=1 ") +
                                       COLLRUN_PATH + " -np 3 " + RANK_PROGRAM_PATH + " stall 2 5",

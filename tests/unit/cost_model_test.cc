@@ -178,6 +178,43 @@ TEST(CostModel, MappedPeerReadsWaitForThePeersLinesOncePerReadPhase) {
   EXPECT_EQ(choose(params, pair, 8, {"shm", "peer_read"}), "shm");
 }
 
+// Measured at 2 ranks in the build VM's slow phase (0.28 us hand-off), in place: 64 KiB shm 5.0
+// us, peer_read 7.0 (out of place 6.3 and 5.7).
+TEST(CostModel, InPlacePeerReadsWaitForEveryLineThePeersWrote) {
+  CostParams params = flat(0.5e-6, 0.0714e-9, 0.1e-9);
+  params.slot_handoff_s = params.peer_line_s = 0.28e-6;
+  params.peer_buffers_mapped = true;
+  const Shape pair = Shape::uniform(1, 2);
+  const double m = 64 << 10;
+  const auto out_of_place = predict("peer_read", params, pair, m);
+  params.in_place = true;
+  const auto in_place = predict("peer_read", params, pair, m);
+  ASSERT_TRUE(out_of_place && in_place);
+  // Half the vector is the peer's part of this rank's block: 512 lines.
+  EXPECT_NEAR(in_place->bandwidth_s - out_of_place->bandwidth_s, 512 * 0.28e-6 / 64, 1e-15);
+  EXPECT_NE(in_place->detail.find("in place"), std::string::npos);
+  const std::vector<std::string> candidates{"shm", "peer_read"};
+  EXPECT_EQ(choose(params, pair, m, candidates), "shm");
+  params.in_place = false;
+  EXPECT_EQ(choose(params, pair, m, candidates), "peer_read");
+  // Not timed (no slots): nothing to price it by, and shm's other costs do not change in place.
+  params.peer_line_s = 0;
+  const double untimed_out_of_place = total("peer_read", params, pair, m);
+  params.in_place = true;
+  EXPECT_DOUBLE_EQ(total("peer_read", params, pair, m), untimed_out_of_place);
+  params.peer_line_s = 0.28e-6;
+  const double shm_in_place = total("shm", params, pair, m);
+  params.in_place = false;
+  EXPECT_DOUBLE_EQ(total("shm", params, pair, m), shm_in_place);
+  // The communicator's auto keeps both choices; calls pick by their buffers.
+  params.peer_buffers_mapped = false;
+  const Selector selector(params, {0, 0}, Tuning{});
+  const Selector::Choice choice = selector.choose_for_buffers(64 << 10);
+  EXPECT_EQ(choice.mapped, "peer_read");
+  EXPECT_EQ(choice.mapped_in_place, "shm");
+  EXPECT_EQ(selector.choose(64 << 10, true, true), "shm");
+}
+
 TEST(CostModel, PeerReadsRoundsAreSlotHandOffsCarryingTheCheckWhereTheNodeHasSlots) {
   CostParams messages = flat(1e-6, 1e-10, 1e-10);
   messages.peer_read_call_s = 3e-6;
@@ -229,11 +266,13 @@ TEST(CostModel, ShmPaysAHandOffPerSlotRoundAndIsDirectWithoutSlots) {
   EXPECT_DOUBLE_EQ(total("shm", params, pair, 8), total("direct", params, pair, 8));
   EXPECT_EQ(choose(params, pair, 8, candidates), "direct");
   params.slot_handoff_s = 0.2e-6;
-  EXPECT_NEAR(total("shm", params, pair, 8), 0.2e-6 + 8 * 0.5e-10 + 8 * 1e-10, 1e-15);
+  // One copy into the slot (half a message's beta), a reduction with one operand in cache (2/3
+  // of gamma).
+  EXPECT_NEAR(total("shm", params, pair, 8), 0.2e-6 + 8 * 0.5e-10 + 8 * 1e-10 * 2 / 3, 1e-15);
   EXPECT_EQ(choose(params, pair, 8, candidates), "shm");
   // A slot holds 64 KiB: 1 MiB takes 16 rounds.
   EXPECT_NEAR(total("shm", params, pair, 1 << 20) - total("shm", params, pair, 1 << 16),
-              15 * 0.2e-6 + 15 * (1 << 16) * 1.5e-10, 1e-12);
+              15 * 0.2e-6 + 15 * (1 << 16) * (0.5e-10 + 1e-10 * 2 / 3), 1e-12);
   // Across nodes it runs direct.
   EXPECT_DOUBLE_EQ(total("shm", params, Shape::uniform(2, 2), 8),
                    total("direct", params, Shape::uniform(2, 2), 8));

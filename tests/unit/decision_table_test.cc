@@ -79,6 +79,9 @@ TEST(DecisionTable, SharedBuffersHaveTheirOwnRules) {
   EXPECT_EQ(at_1m.mapped, "peer_read");
   EXPECT_NE(at_1m.plain, "peer_read");
   EXPECT_EQ(sharing.choose_for_buffers(8).mapped, sharing.choose_for_buffers(8).plain);
+  // The table's rules, measured out of place, hold in place too.
+  EXPECT_EQ(tuned.choose(1 << 20, false, true), "ring");
+  EXPECT_EQ(tuned.choose(1 << 20, true, true), "tree");
   EXPECT_NE(error_of("format = libcoll-tuning 1\n1x2/private 0 ring\n").find("line 2: shape"),
             std::string::npos);
   EXPECT_NE(error_of("format = libcoll-tuning 1\n/shared 0 ring\n").find("line 2: shape"),

@@ -130,9 +130,10 @@ class Comm {
   static std::vector<std::string> algorithms();
   // The algorithm allreduce runs for `algorithm` at `bytes`: "" is the communicator's default,
   // "auto" the cost model's pick, which may differ for buffers from allocate_shared
-  // (`buffers_mapped`). The one place defaults are resolved.
+  // (`buffers_mapped`) and for a call in place (the same buffer as input and output). The one
+  // place defaults are resolved.
   std::string resolve_algorithm(std::string_view algorithm, std::size_t bytes,
-                                bool buffers_mapped = false) const;
+                                bool buffers_mapped = false, bool in_place = false) const;
   // `auto`'s cost model for this communicator: its parameters (COLL_COST_PRESET or calibration,
   // resolved on first use; throws coll::Error when they cannot be loaded), node map and tuning.
   const Selector& selector() const;

@@ -65,26 +65,34 @@ class Selector {
   const Tuning& tuning() const { return tuning_; }
 
   // `buffers_mapped`: the call's buffers come from allocate_shared
-  // (CostParams::peer_buffers_mapped).
+  // (CostParams::peer_buffers_mapped); `in_place`: its input is its output (CostParams::in_place).
   std::optional<model::Prediction> predict(std::string_view algorithm, std::size_t bytes,
-                                           bool buffers_mapped = false) const;
+                                           bool buffers_mapped = false,
+                                           bool in_place = false) const;
   // Every registered candidate of this process, explained; the winner is the decision table's
   // when a rule covers this size (for shared buffers, `buffers_mapped`: from allocate_shared,
-  // its shared rules) and names a candidate of this process.
-  Explanation explain(std::size_t bytes, bool buffers_mapped = false) const;
+  // its shared rules; measured out of place, they hold in place too) and names a candidate of
+  // this process.
+  Explanation explain(std::size_t bytes, bool buffers_mapped = false, bool in_place = false) const;
   // The library's `auto`: the table's or the model's winner (ring when there is neither), for
-  // buffers the peers read by system calls (`plain`) and for buffers they map (`mapped`),
-  // usually the same name, so a caller looks its buffers up only where the two differ. Cached
-  // per size; safe to call from several threads.
+  // buffers the peers read by system calls (`plain`) and for buffers they map (`mapped`), out of
+  // place and in place; usually one name, so a caller looks its buffers up only where they
+  // differ. Cached per size; safe to call from several threads.
   struct Choice {
-    std::string plain, mapped;
+    std::string plain, mapped, plain_in_place, mapped_in_place;
+    const std::string& of(bool buffers_mapped, bool in_place) const {
+      if (in_place) return buffers_mapped ? mapped_in_place : plain_in_place;
+      return buffers_mapped ? mapped : plain;
+    }
   };
   Choice choose_for_buffers(std::size_t bytes) const;
-  std::string choose(std::size_t bytes, bool buffers_mapped = false) const;
+  std::string choose(std::size_t bytes, bool buffers_mapped = false, bool in_place = false) const;
 
  private:
+  // params_ for a call with such buffers.
+  model::CostParams params_for(bool buffers_mapped, bool in_place) const;
+
   model::CostParams params_;
-  model::CostParams mapped_params_;  // params_ with peer_buffers_mapped
   model::Shape shape_;
   Tuning tuning_;
   std::optional<model::DecisionTable> decisions_;

@@ -23,7 +23,8 @@
 // build VM's fast phases; in its slow ones `shm` beats them up to 16-32 KiB
 // (docs/algorithms.md, "Shared buffers"). The block's reduction reads one operand from cache (each
 // peer piece is read into a cache-sized buffer just before it is added), so it moves 2/3 of the
-// memory traffic gamma was measured with (c = a + b, all in memory).
+// memory traffic gamma was measured with (c = a + b, all in memory). In place, the block's lines
+// were last written by the peers, and its reads wait for them to cross cores (kLinesInFlight).
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -62,6 +63,13 @@ constexpr std::size_t kPeersStillHoldBytes = 4 << 20;
 // 31 against 38 (out of place). The hand-off the ranks timed when they connected tells the two
 // phases apart.
 constexpr double kLinesComeBackSlowlySeconds = 0.15e-6;
+
+// In place, the peers' parts of this rank's block are lines their cores wrote in the last call's
+// copy round, so every one crosses cores on its way to the reduction, about this many at a time
+// in the hand-off a line takes (CostParams::peer_line_s). Fit at 2 ranks in the build VM, in place
+// against out of place: 3.2-5 ns more a line at 16 KiB-16 MiB with the slow phase's 0.28 us
+// hand-off, 0.3-3 ns with the fast phase's 0.07 us.
+constexpr double kLinesInFlight = 64;
 
 enum Round : std::uint32_t { kPublished = 0, kReduced = 1, kFinished = 2 };
 
@@ -324,12 +332,16 @@ std::optional<model::Prediction> peer_read_cost(const model::CostParams& params,
   // Every rank reads at once: on a node whose transfers pass a shared host staging path, p flows.
   out.bandwidth_s = 2.0 * peers_share * model::intra_beta(params, p) / (mapped ? 2 : 1);
   out.reduction_s = 2.0 / 3.0 * peers_share * params.gamma_s_per_byte;
+  const bool lines_cross = params.in_place && params.peer_line_s > 0;
+  if (lines_cross) out.bandwidth_s += peers_share / 64 * params.peer_line_s / kLinesInFlight;
   const std::string rounds =
       (slots ? "3 slot hand-offs" : model::detail_text("3 rounds of %d messages", p - 1)) +
       (mapped && params.peer_line_s > 0 ? ", 2 waits for the peers' lines" : "");
-  out.detail = rounds + (mapped ? std::string("; loads of 2(p-1)/p*M from the peers' mappings")
-                                : model::detail_text("; %d reads of 2(p-1)/p*M from peers",
-                                                     static_cast<int>(reads)));
+  out.detail = rounds +
+               (mapped ? std::string("; loads of 2(p-1)/p*M from the peers' mappings")
+                       : model::detail_text("; %d reads of 2(p-1)/p*M from peers",
+                                            static_cast<int>(reads))) +
+               (lines_cross ? "; in place, the block's lines cross cores" : "");
   if (!slots) add_check_round(params, shape, tuning, out);
   return out;
 }

@@ -112,24 +112,27 @@ Selector::Selector(model::CostParams params, const std::vector<int>& node_of_ran
                    std::optional<model::DecisionTable> decisions, std::string decisions_source,
                    double ranks_per_core)
     : params_(model::sharing_cores(params, ranks_per_core)),
-      mapped_params_(params_),
       shape_(model::Shape::from_node_of_rank(node_of_rank)),
       tuning_(std::move(tuning)),
       decisions_(std::move(decisions)),
       decisions_source_(std::move(decisions_source)),
-      candidates_(registered_candidates()) {
-  mapped_params_.peer_buffers_mapped = true;
+      candidates_(registered_candidates()) {}
+
+model::CostParams Selector::params_for(bool buffers_mapped, bool in_place) const {
+  model::CostParams params = params_;
+  params.peer_buffers_mapped = buffers_mapped;
+  params.in_place = in_place;
+  return params;
 }
 
 std::optional<model::Prediction> Selector::predict(std::string_view algorithm, std::size_t bytes,
-                                                   bool buffers_mapped) const {
-  return coll::predict(algorithm, buffers_mapped ? mapped_params_ : params_, shape_, bytes,
-                       tuning_);
+                                                   bool buffers_mapped, bool in_place) const {
+  return coll::predict(algorithm, params_for(buffers_mapped, in_place), shape_, bytes, tuning_);
 }
 
-Explanation Selector::explain(std::size_t bytes, bool buffers_mapped) const {
+Explanation Selector::explain(std::size_t bytes, bool buffers_mapped, bool in_place) const {
   Explanation out =
-      coll::explain(buffers_mapped ? mapped_params_ : params_, shape_, bytes, candidates_, tuning_);
+      coll::explain(params_for(buffers_mapped, in_place), shape_, bytes, candidates_, tuning_);
   const model::DecisionRule* rule =
       decisions_ ? decisions_->find(shape_, bytes, buffers_mapped) : nullptr;
   if (rule == nullptr) return out;
@@ -152,17 +155,17 @@ Explanation Selector::explain(std::size_t bytes, bool buffers_mapped) const {
 Selector::Choice Selector::choose_for_buffers(std::size_t bytes) const {
   std::lock_guard lock(mutex_);
   if (auto it = choices_.find(bytes); it != choices_.end()) return it->second;
-  auto winner = [&](bool mapped) {
-    std::string name = explain(bytes, mapped).winner;
+  auto winner = [&](bool mapped, bool in_place) {
+    std::string name = explain(bytes, mapped, in_place).winner;
     return name.empty() ? std::string("ring") : name;
   };
   if (choices_.size() > 4096) choices_.clear();  // bounded: sizes vary in model replays
-  return choices_.emplace(bytes, Choice{winner(false), winner(true)}).first->second;
+  Choice choice{winner(false, false), winner(true, false), winner(false, true), winner(true, true)};
+  return choices_.emplace(bytes, std::move(choice)).first->second;
 }
 
-std::string Selector::choose(std::size_t bytes, bool buffers_mapped) const {
-  Choice choice = choose_for_buffers(bytes);
-  return std::move(buffers_mapped ? choice.mapped : choice.plain);
+std::string Selector::choose(std::size_t bytes, bool buffers_mapped, bool in_place) const {
+  return choose_for_buffers(bytes).of(buffers_mapped, in_place);
 }
 
 }  // namespace coll

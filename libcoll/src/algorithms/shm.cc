@@ -8,7 +8,10 @@
 //
 // Cost: per round one hand-off (a published line seen by the peers: measured by the ranks when
 // the transport connects, CostParams::slot_handoff_s), the copy of M into the slot (one copy: half
-// a message's intra-node beta), and (n-1) reductions of M that read the peers' slots.
+// a message's intra-node beta), and (n-1) reductions of M that read the peers' slots. Each adds a
+// peer's slot to a vector in cache (this rank's input or the running sum, a slot's worth at a
+// time), so it moves 2/3 of the memory traffic gamma was measured with (c = a + b, all in
+// memory), as peer_read's reduction does.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -17,6 +20,8 @@
 #include "algorithms/slot_rounds.hpp"
 #include "coll/error.hpp"
 #include "reduce/reducer.hpp"
+#include "transport/job_failure.hpp"
+#include "transport/waiter.hpp"
 
 namespace coll {
 namespace {
@@ -24,7 +29,8 @@ namespace {
 class ShmAllreduce {
  public:
   ShmAllreduce(const CollectiveContext& context, const AllreduceArgs& args)
-      : args_(args),
+      : context_(context),
+        args_(args),
         group_(context.group),
         rounds_(context),
         elem_(dtype_size(args.type)),
@@ -45,7 +51,13 @@ class ShmAllreduce {
     NodeSlots::Buffer& mine = rounds_.begin(round);
     std::memcpy(mine.payload, static_cast<const std::byte*>(args_.send) + offset * elem_,
                 length * elem_);
+    // Without the argument check, the first round still carries the vector's size: ranks that
+    // passed different counts would otherwise run different numbers of rounds, and the shorter
+    // would return as if all were well.
+    const bool sizes_unchecked = round == 0 && context_.call_check == nullptr;
+    if (sizes_unchecked) mine.call_digest = args_.count * elem_;
     rounds_.publish_and_wait(length * elem_);
+    if (sizes_unchecked) refuse_other_sizes();
 
     auto* out = static_cast<std::byte*>(args_.recv) + offset * elem_;
     const auto* own = static_cast<const std::byte*>(args_.send) + offset * elem_;
@@ -62,6 +74,18 @@ class ShmAllreduce {
     if (args_.op == ReduceOp::Avg) finish_average(args_.type, out, length, group_.size());
   }
 
+  // Every rank sees every size, so all of them fail alike, naming the first rank that differs.
+  void refuse_other_sizes() {
+    const std::size_t bytes = args_.count * elem_;
+    for (int member = 0; member < group_.size(); ++member) {
+      if (member != group_.me && rounds_.of(member).call_digest != bytes) {
+        fail_everywhere(context_.transport, size_mismatch_reason(group_.global(member),
+                                                                 group_.global(group_.me), bytes));
+      }
+    }
+  }
+
+  const CollectiveContext& context_;
   const AllreduceArgs& args_;
   const Group& group_;
   SlotRounds rounds_;
@@ -94,7 +118,7 @@ std::optional<model::Prediction> shm_cost(const model::CostParams& params,
   // The intra-node beta prices a message, copied twice (into the FIFO and out of it); a slot is
   // copied into once, and the peers' reads of it are their reductions.
   out.bandwidth_s = m * params.intra.beta_s_per_byte / 2;
-  out.reduction_s = (p - 1) * m * params.gamma_s_per_byte;
+  out.reduction_s = 2.0 / 3.0 * (p - 1) * m * params.gamma_s_per_byte;
   out.detail = model::detail_text("%d slot round(s), %d slots reduced per rank",
                                   static_cast<int>(rounds), p);
   return out;

@@ -91,7 +91,7 @@ void SlotRounds::publish_and_wait(std::size_t payload_bytes) {
     }
     std::memcpy(mine.descriptor, descriptor.data(), NodeSlots::kDescriptorBytes);
     digest_ = digest_of(descriptor);
-    mine.descriptor_digest = digest_;
+    mine.call_digest = digest_;
   }
   mine.round.store(round_, std::memory_order_release);
   first_missing_ = 0;
@@ -131,7 +131,7 @@ bool SlotRounds::arrives_soon() {
 void SlotRounds::compare_calls(CallCheck& check) {
   bool agree = true;
   for (int member = 0; member < group_.size() && agree; ++member) {
-    agree = member == group_.me || buffer_of(member).descriptor_digest == digest_;
+    agree = member == group_.me || buffer_of(member).call_digest == digest_;
   }
   const auto described = [&](int member) {
     return std::span<const std::byte>(buffer_of(member).descriptor, NodeSlots::kDescriptorBytes);

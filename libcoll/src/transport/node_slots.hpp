@@ -30,10 +30,11 @@ class NodeSlots {
 
   // The round, the digest of the call's descriptor and the first 48 bytes of payload share the
   // first line: a peer that sees the round has them with it, so a small vector crosses between
-  // cores as one line. The full descriptor, at the end, is read only when digests differ.
+  // cores as one line. The full descriptor, at the end, is read only when digests differ. Where
+  // the argument check is off, an algorithm may put its call's size in the digest instead.
   struct alignas(64) Buffer {
     std::atomic<std::uint64_t> round{0};  // published last; written after everything else
-    std::uint64_t descriptor_digest;
+    std::uint64_t call_digest;
     std::byte payload[kPayloadBytes];
     std::byte descriptor[kDescriptorBytes];
   };

@@ -26,6 +26,11 @@ struct CostParams {
   // The all-reduce's buffers come from allocate_shared, so the peers map them: peer_read loads
   // from them without read calls. Set by the Selector when it prices such a call.
   bool peer_buffers_mapped = false;
+  // The all-reduce runs in place: each rank's input is the result the last call wrote, so the
+  // parts of it the peers load are still in its core's cache, written, and every line crosses
+  // cores (fresh gradients are the same, but the model cannot see writes between calls). Set by
+  // the Selector when it prices such a call.
+  bool in_place = false;
   // One hand-off through the node's shared-memory slots (a published line seen by a peer; the
   // shm algorithm pays it per round): measured by the ranks when their transport connects; 0 in
   // presets and where there are no slots (shm then runs, and is priced, as direct).
