@@ -6,7 +6,8 @@
 
 A variant is NAME:ENV (comma-separated VAR=VALUE; empty for none): another libcoll build (its
 libcoll.so.0 in a folder named by LD_LIBRARY_PATH: collbench's RUNPATH yields to it), an
-algorithm (COLL_ALGO=peer_read) or any other COLL_* setting. Every round runs each variant once,
+algorithm (COLL_ALGO=peer_read) or any other COLL_* setting; BUILD=FOLDER runs that build's own
+collbench instead (a build whose library API differs). Every round runs each variant once,
 in turn, so a change in the machine's load or phase hits them alike; the table holds medians over
 rounds of collbench's out-of-place and in-place times, in microseconds.
 """
@@ -59,12 +60,13 @@ def main():
     options = parser.parse_args()
     args = [a for a in options.collbench_args if a != "--"]
     variants = [parse_variant(v) for v in options.variant]
-    collbench = os.path.join(options.build, "bench", "collbench")
     load = [uptime()]
     times = {}  # (variant, algorithm, bytes, column) -> [us]
     for _ in range(options.rounds):
         for name, env in variants:
-            for result in run_once(collbench, args, env):
+            settings = dict(env)
+            build = settings.pop("BUILD", options.build)
+            for result in run_once(os.path.join(build, "bench", "collbench"), args, settings):
                 for column in COLUMNS:
                     key = (name, result["algorithm"], result["bytes"], column)
                     times.setdefault(key, []).append(result[column]["time_us"])

@@ -149,8 +149,8 @@ struct Comm::Impl {
   std::string resolve_algorithm(std::string_view algorithm, std::size_t bytes, bool buffers_mapped,
                                 bool in_place);
   // The algorithm `algorithm` (or "auto", or "" for COLL_ALGO) runs at `bytes`, for buffers the
-  // peers read by system calls and for shared ones; throws InvalidArgument naming the available
-  // ones when it is unknown or unavailable here.
+  // peers read by system calls and for shared ones, out of place and in place; throws
+  // InvalidArgument naming the available ones when it is unknown or unavailable here.
   ResolvedAlgorithm resolve_available(std::string_view algorithm, std::size_t bytes);
   const AlgorithmInfo* available(const std::string& name);
   void run_allreduce(const AllreduceArgs& args, std::string_view algorithm, std::uint64_t tag);

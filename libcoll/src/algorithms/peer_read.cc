@@ -333,7 +333,8 @@ std::optional<model::Prediction> peer_read_cost(const model::CostParams& params,
   out.bandwidth_s = 2.0 * peers_share * model::intra_beta(params, p) / (mapped ? 2 : 1);
   out.reduction_s = 2.0 / 3.0 * peers_share * params.gamma_s_per_byte;
   const bool lines_cross = params.in_place && params.peer_line_s > 0;
-  if (lines_cross) out.bandwidth_s += peers_share / 64 * params.peer_line_s / kLinesInFlight;
+  const double peer_lines = peers_share / 64;  // of 64 bytes
+  if (lines_cross) out.bandwidth_s += peer_lines * params.peer_line_s / kLinesInFlight;
   const std::string rounds =
       (slots ? "3 slot hand-offs" : model::detail_text("3 rounds of %d messages", p - 1)) +
       (mapped && params.peer_line_s > 0 ? ", 2 waits for the peers' lines" : "");

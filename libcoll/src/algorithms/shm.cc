@@ -74,7 +74,7 @@ class ShmAllreduce {
     if (args_.op == ReduceOp::Avg) finish_average(args_.type, out, length, group_.size());
   }
 
-  // Every rank sees every size, so all of them fail alike, naming the first rank that differs.
+  // Every rank sees every rank's size, so each one fails instead of running other rounds.
   void refuse_other_sizes() {
     const std::size_t bytes = args_.count * elem_;
     for (int member = 0; member < group_.size(); ++member) {
