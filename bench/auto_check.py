@@ -121,8 +121,7 @@ def main():
                               " | ".join(cell(runs["table"][size])) + " |")
             report.append(f"\nWithout a table: auto {verdict(runs['model'].values())}; with "
                           f"the table: {verdict(runs['table'].values())}.\n")
-            report.append("In place (the table's rules, measured out of place, hold in place "
-                          f"too): without a table auto {verdict(runs['model'].values(), True)}; "
+            report.append(f"In place: without a table auto {verdict(runs['model'].values(), True)}; "
                           f"with the table: {verdict(runs['table'].values(), True)}.\n")
             report.append("Commands:\n\n```\n" + "\n".join(commands) + "\n```\n")
             print("\n".join(report[section:]), flush=True)

@@ -20,11 +20,20 @@ namespace {
 // rules that flip at every size.
 constexpr double kTolerance = 0.05;
 
-struct SizeResult {
-  std::size_t bytes = 0;
+// One size measured out of place or in place.
+struct Column {
   std::vector<double> median_us;  // per algorithm, in the order measured
   std::string winner;
   std::string auto_before;  // what `auto` picked before this run (table or model)
+};
+
+struct SizeResult {
+  std::size_t bytes = 0;
+  Column out_of_place, in_place;
+
+  const Column& column(bool in_place_column) const {
+    return in_place_column ? in_place : out_of_place;
+  }
 };
 
 // Mean time per call of `algorithm` on the slowest rank, in microseconds (the sweep's timing).
@@ -86,14 +95,16 @@ int run_tune(coll::Comm& comm, const Options& options) {
   coll::BufferPool pool(options.buffers);
   auto send = pool.acquire(options.max_bytes + 64);
   auto recv = pool.acquire(options.max_bytes + 64);
-  const std::string shape =
-      coll::model::shape_key(comm.selector().shape(), options.buffers == coll::Sharing::WithPeers);
+  const bool mapped = options.buffers == coll::Sharing::WithPeers;
+  const coll::Selector& selector = comm.selector();
+  const std::string shape = coll::model::shape_key(selector.shape(), mapped);
+  const std::string shape_in_place = coll::model::shape_key(selector.shape(), mapped, true);
   if (lead) {
     std::printf(
         "# collbench --tune: shape %s (%s), %zu algorithm(s), %d rounds of %d iterations "
-        "(warm-up %d), medians of the rounds, slowest rank\n",
-        shape.c_str(), comm.selector().shape().describe().c_str(), algorithms.size(),
-        rounds_per_size, options.iterations, options.warmup);
+        "(warm-up %d) out of place and in place, medians of the rounds, slowest rank\n",
+        shape.c_str(), selector.shape().describe().c_str(), algorithms.size(), rounds_per_size,
+        options.iterations, options.warmup);
     std::printf("#%11s", "size (B)");
     for (const auto& name : algorithms) std::printf(" %14.14s", name.c_str());
     std::printf("  %-18s %s\n", "fastest", "auto before");
@@ -102,27 +113,33 @@ int run_tune(coll::Comm& comm, const Options& options) {
   for (std::size_t bytes = std::max<std::size_t>(options.min_bytes, elem);
        bytes <= options.max_bytes; bytes *= options.step_factor) {
     const std::size_t count = bytes / elem;
-    std::vector<std::vector<double>> rounds(algorithms.size());
+    // Both columns of an algorithm in one turn: a phase of load hits them alike.
+    std::vector<std::vector<double>> rounds(algorithms.size()), rounds_in_place(algorithms.size());
     interleaved_rounds(rounds_per_size, algorithms.size(), [&](std::size_t a) {
       rounds[a].push_back(time_us(comm, options, algorithms[a], send.data(), recv.data(), count));
+      rounds_in_place[a].push_back(
+          time_us(comm, options, algorithms[a], recv.data(), recv.data(), count));
     });
-    SizeResult result{
-        count * elem,
-        {},
-        {},
-        comm.selector().choose(count * elem, options.buffers == coll::Sharing::WithPeers)};
-    for (const auto& samples : rounds) result.median_us.push_back(median(samples));
-    const coll::Selector& selector = comm.selector();
-    const std::string model_pick = coll::choose(selector.params(), selector.shape(), count * elem,
-                                                algorithms, selector.tuning());
-    const std::string previous = sizes.empty() ? std::string() : sizes.back().winner;
-    result.winner = pick_winner(algorithms, result.median_us, {previous, model_pick});
-    if (lead) {
-      std::printf("%12zu", result.bytes);
-      for (const double us : result.median_us) std::printf(" %14.2f", us);
-      std::printf("  %-18s %s\n", result.winner.c_str(), result.auto_before.c_str());
-      std::fflush(stdout);
+    SizeResult result{.bytes = count * elem};
+    for (const bool in_place : {false, true}) {
+      Column& column = in_place ? result.in_place : result.out_of_place;
+      for (const auto& samples : in_place ? rounds_in_place : rounds) {
+        column.median_us.push_back(median(samples));
+      }
+      column.auto_before = selector.choose(result.bytes, mapped, in_place);
+      const std::string model_pick =
+          coll::choose(selector.params_for(mapped, in_place), selector.shape(), result.bytes,
+                       algorithms, selector.tuning());
+      const std::string previous =
+          sizes.empty() ? std::string() : sizes.back().column(in_place).winner;
+      column.winner = pick_winner(algorithms, column.median_us, {previous, model_pick});
+      if (lead) {
+        std::printf("%12s", in_place ? "in place" : std::to_string(result.bytes).c_str());
+        for (const double us : column.median_us) std::printf(" %14.2f", us);
+        std::printf("  %-18s %s\n", column.winner.c_str(), column.auto_before.c_str());
+      }
     }
+    std::fflush(stdout);
     sizes.push_back(std::move(result));
   }
   if (!lead) return 0;
@@ -130,16 +147,20 @@ int run_tune(coll::Comm& comm, const Options& options) {
   auto table = coll::model::load_decision_table(path, coll::Comm::algorithms())
                    .value_or(coll::model::DecisionTable{});
   table.host = coll::model::this_host();
-  std::vector<std::pair<std::size_t, std::string>> winners;
-  for (const auto& size : sizes) winners.emplace_back(size.bytes, size.winner);
-  table.rules[shape] = coll::model::rules_from_winners(winners);
-  coll::model::save_decision_table(table, path);
-  std::printf("# rules for shape %s:", shape.c_str());
-  for (const auto& rule : table.rules[shape]) {
-    std::printf(" %zu+ %s;", rule.from_bytes, rule.algorithm.c_str());
+  for (const bool in_place : {false, true}) {
+    std::vector<std::pair<std::size_t, std::string>> winners;
+    for (const auto& size : sizes) winners.emplace_back(size.bytes, size.column(in_place).winner);
+    const std::string& key = in_place ? shape_in_place : shape;
+    table.rules[key] = coll::model::rules_from_winners(winners);
+    std::printf("# rules for shape %s:", key.c_str());
+    for (const auto& rule : table.rules[key]) {
+      std::printf(" %zu+ %s;", rule.from_bytes, rule.algorithm.c_str());
+    }
+    std::printf("\n");
   }
+  coll::model::save_decision_table(table, path);
   std::printf(
-      "\n# saved to %s (COLL_TUNING_FILE overrides the path; `auto` reads it when a "
+      "# saved to %s (COLL_TUNING_FILE overrides the path; `auto` reads it when a "
       "communicator first needs it)\n",
       path.c_str());
 
@@ -159,25 +180,32 @@ int run_tune(coll::Comm& comm, const Options& options) {
     for (const auto& size : sizes) {
       json.begin_object()
           .field("bytes", size.bytes)
-          .field("winner", size.winner)
-          .field("auto_before", size.auto_before)
+          .field("winner", size.out_of_place.winner)
+          .field("auto_before", size.out_of_place.auto_before)
+          .field("winner_in_place", size.in_place.winner)
+          .field("auto_before_in_place", size.in_place.auto_before)
           .begin_array("algorithms");
       for (std::size_t a = 0; a < algorithms.size(); ++a) {
         json.begin_object()
             .field("algorithm", algorithms[a])
-            .field("median_us", size.median_us[a])
+            .field("median_us", size.out_of_place.median_us[a])
+            .field("median_in_place_us", size.in_place.median_us[a])
             .end_object();
       }
       json.end_array().end_object();
     }
-    json.end_array().begin_array("rules");
-    for (const auto& rule : table.rules[shape]) {
-      json.begin_object()
-          .field("from_bytes", rule.from_bytes)
-          .field("algorithm", rule.algorithm)
-          .end_object();
+    json.end_array();
+    for (const bool in_place : {false, true}) {
+      json.begin_array(in_place ? "rules_in_place" : "rules");
+      for (const auto& rule : table.rules[in_place ? shape_in_place : shape]) {
+        json.begin_object()
+            .field("from_bytes", rule.from_bytes)
+            .field("algorithm", rule.algorithm)
+            .end_object();
+      }
+      json.end_array();
     }
-    json.end_array().end_object();
+    json.end_object();
     json.save(options.json_path);
   }
   std::fflush(stdout);

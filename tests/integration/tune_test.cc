@@ -40,8 +40,10 @@ TEST_F(Tune, WritesATableThatAutoThenFollows) {
   EXPECT_NE(tune.output.find("saved to " + table), std::string::npos) << tune.output;
   const auto loaded = coll::model::load_decision_table(table, coll::Comm::algorithms());
   ASSERT_TRUE(loaded);
-  // collbench's buffers are shared by default: the rules are those for shared buffers.
+  // collbench's buffers are shared by default: the rules are those for shared buffers, out of
+  // place and in place.
   ASSERT_EQ(loaded->rules.count("1x2/shared"), 1u) << loaded->text();
+  ASSERT_EQ(loaded->rules.count("1x2/shared/in_place"), 1u) << loaded->text();
   EXPECT_EQ(loaded->rules.count("1x2"), 0u) << loaded->text();
   EXPECT_EQ(loaded->rules.at("4x1").front().algorithm, "tree");
 
@@ -52,15 +54,19 @@ TEST_F(Tune, WritesATableThatAutoThenFollows) {
   ASSERT_EQ(report["results"].size(), 3u);
   for (const auto& size : report["results"]) {
     EXPECT_EQ(size["algorithms"].size(), coll::Comm::algorithms().size());
-    double best = 1e300, winner = -1;
-    for (const auto& algorithm : size["algorithms"]) {
-      best = std::min(best, algorithm["median_us"].get<double>());
-      if (algorithm["algorithm"] == size["winner"]) winner = algorithm["median_us"].get<double>();
+    for (const bool in_place : {false, true}) {
+      const std::string median = in_place ? "median_in_place_us" : "median_us";
+      const std::string winner_name = in_place ? "winner_in_place" : "winner";
+      double best = 1e300, winner = -1;
+      for (const auto& algorithm : size["algorithms"]) {
+        best = std::min(best, algorithm[median].get<double>());
+        if (algorithm["algorithm"] == size[winner_name]) winner = algorithm[median].get<double>();
+      }
+      EXPECT_GE(winner, best) << size;
+      EXPECT_LE(winner, best * 1.05) << size;
+      EXPECT_EQ(loaded->find(shape, size["bytes"].get<std::size_t>(), true, in_place)->algorithm,
+                size[winner_name]);
     }
-    EXPECT_GE(winner, best) << size;
-    EXPECT_LE(winner, best * 1.05) << size;
-    EXPECT_EQ(loaded->find(shape, size["bytes"].get<std::size_t>(), true)->algorithm,
-              size["winner"]);
   }
 
   // The next run's auto runs the table's algorithm at every size.
@@ -74,6 +80,9 @@ TEST_F(Tune, WritesATableThatAutoThenFollows) {
   for (const auto& size : measured["summary"]) {
     EXPECT_EQ(size["auto_ran"],
               loaded->find(shape, size["bytes"].get<std::size_t>(), true)->algorithm)
+        << "at " << size["bytes"];
+    EXPECT_EQ(size["auto_ran_in_place"],
+              loaded->find(shape, size["bytes"].get<std::size_t>(), true, true)->algorithm)
         << "at " << size["bytes"];
     EXPECT_TRUE(size.contains("auto_vs_best_pct"));
   }
@@ -108,6 +117,27 @@ TEST_F(Tune, RanksWhoseBuffersDifferInKindAndChooseDifferentlyFailNamingWhy) {
   // Shared on every rank: they agree.
   const auto agreed = coll::testing::check_algorithm("COLL_TUNING_FILE=" + table, "auto", 1, 2,
                                                      "1000", "check-shared");
+  EXPECT_EQ(agreed.exit_code, 0) << agreed.output;
+}
+
+TEST_F(Tune, RanksThatDifferInPlaceAndChooseDifferentlyFailNamingWhy) {
+  // The table sends calls in place to direct and the others to ring: rank 1 reduces in place,
+  // the others not, so their auto disagrees, and the argument check says why.
+  std::filesystem::create_directories(dir + "/nested");
+  std::ofstream(table) << "format = libcoll-tuning 1\n1x3 0 ring\n1x3/in_place 0 direct\n";
+  const auto result = run_command("COLL_TUNING_FILE=" + table + " COLL_TIMEOUT=30 " + COLLRUN_PATH +
+                                      " -np 3 " + RANK_PROGRAM_PATH + " in-place-odd",
+                                  60);
+  EXPECT_NE(result.exit_code, 0) << result.output;
+  for (const char* choice : {"sum (direct)", "sum (ring)"}) {
+    EXPECT_NE(result.output.find(choice), std::string::npos) << choice << "\n" << result.output;
+  }
+  EXPECT_NE(result.output.find("some reduced in place and others not"), std::string::npos)
+      << result.output;
+  EXPECT_EQ(result.output.find("COLL_TIMEOUT"), std::string::npos) << result.output;
+  // In place on every rank: they agree, and run the table's in-place rule, exactly.
+  const auto agreed =
+      coll::testing::check_algorithm("COLL_TUNING_FILE=" + table, "auto", 1, 3, "1000", "check");
   EXPECT_EQ(agreed.exit_code, 0) << agreed.output;
 }
 

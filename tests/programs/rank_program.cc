@@ -9,6 +9,7 @@
 //                         "rank_program: rank RANK stops at T" (T: steady-clock seconds)
 //   late RANK SECONDS     RANK joins the job SECONDS late
 //   mismatch [ALGO]       rank 1 passes a different count (ALGO: default auto)
+//   in-place-odd          odd ranks reduce in place, even ones out of place (auto)
 //   stop-at-end RANK      RANK stops its process (SIGSTOP) after the job's only all-reduce
 //   barrier-mismatch [ALGO]  rank 1 calls barrier(), the others a one-byte max all-reduce on ALGO
 //                         (default ring)
@@ -237,6 +238,10 @@ int main(int argc, char** argv) {
       }
     } else if (mode == "huge-count") {
       refuse_huge_counts(*comm);
+    } else if (mode == "in-place-odd") {
+      std::vector<float> send(1000, 1.0f), recv(1000);
+      const float* input = comm->rank() % 2 == 1 ? recv.data() : send.data();
+      comm->allreduce(input, recv.data(), recv.size(), DataType::Float32, ReduceOp::Sum, "auto");
     } else if (mode == "mismatch") {
       std::vector<float> data(128, 1.0f);
       const std::size_t count = comm->rank() == 1 ? 101 : 100;

@@ -79,12 +79,47 @@ TEST(DecisionTable, SharedBuffersHaveTheirOwnRules) {
   EXPECT_EQ(at_1m.mapped, "peer_read");
   EXPECT_NE(at_1m.plain, "peer_read");
   EXPECT_EQ(sharing.choose_for_buffers(8).mapped, sharing.choose_for_buffers(8).plain);
-  // The table's rules, measured out of place, hold in place too.
+  // Without in-place rules (tables written before they were measured) the others hold in place.
   EXPECT_EQ(tuned.choose(1 << 20, false, true), "ring");
   EXPECT_EQ(tuned.choose(1 << 20, true, true), "tree");
   EXPECT_NE(error_of("format = libcoll-tuning 1\n1x2/private 0 ring\n").find("line 2: shape"),
             std::string::npos);
   EXPECT_NE(error_of("format = libcoll-tuning 1\n/shared 0 ring\n").find("line 2: shape"),
+            std::string::npos);
+}
+
+TEST(DecisionTable, InPlaceRulesHoldForCallsInPlace) {
+  const auto table = parse_decision_table(
+      "format = libcoll-tuning 1\n1x2 0 ring\n1x2/in_place 0 halving_doubling\n1x2/shared 0 tree\n"
+      "1x2/shared/in_place 0 ring\n2+1/in_place 0 ring\n",
+      "t.txt", kKnown);
+  const Shape pair = Shape::uniform(1, 2);
+  EXPECT_EQ(shape_key(pair, true, true), "1x2/shared/in_place");
+  EXPECT_EQ(shape_key(pair, false, true), "1x2/in_place");
+  EXPECT_EQ(table.find(pair, 8)->algorithm, "ring");
+  EXPECT_EQ(table.find(pair, 8, false, true)->algorithm, "halving_doubling");
+  EXPECT_EQ(table.find(pair, 8, true)->algorithm, "tree");
+  EXPECT_EQ(table.find(pair, 8, true, true)->algorithm, "ring");
+  EXPECT_EQ(table.key_for(pair, true, true), "1x2/shared/in_place");
+  // A shape with in-place rules only: calls out of place go to the model.
+  const Shape uneven = Shape::from_node_of_rank({0, 0, 1});
+  EXPECT_EQ(table.find(uneven, 8), nullptr);
+  EXPECT_EQ(table.find(uneven, 8, false, true)->algorithm, "ring");
+  // The file written back reads the same.
+  const auto again = parse_decision_table(table.text(), "t.txt", kKnown);
+  EXPECT_EQ(again.rules, table.rules);
+  const Selector tuned(flat(), {0, 0}, Tuning{}, table, "t.txt");
+  const Selector::Choice choice = tuned.choose_for_buffers(1 << 20);
+  EXPECT_EQ(choice.plain, "ring");
+  EXPECT_EQ(choice.plain_in_place, "halving_doubling");
+  EXPECT_EQ(choice.mapped, "tree");
+  EXPECT_EQ(choice.mapped_in_place, "ring");
+  EXPECT_NE(tuned.explain(8, true, true).reason.find("1x2/shared/in_place from 0 B"),
+            std::string::npos)
+      << tuned.explain(8, true, true).reason;
+  EXPECT_NE(error_of("format = libcoll-tuning 1\n1x2/in_place/shared 0 ring\n").find("line 2"),
+            std::string::npos);
+  EXPECT_NE(error_of("format = libcoll-tuning 1\n/in_place 0 ring\n").find("line 2: shape"),
             std::string::npos);
 }
 

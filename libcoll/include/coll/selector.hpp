@@ -71,8 +71,8 @@ class Selector {
                                            bool in_place = false) const;
   // Every registered candidate of this process, explained; the winner is the decision table's
   // when a rule covers this size (for shared buffers, `buffers_mapped`: from allocate_shared,
-  // its shared rules; measured out of place, they hold in place too) and names a candidate of
-  // this process.
+  // its shared rules; in place, its in-place rules, or where it has none the others) and names
+  // a candidate of this process.
   Explanation explain(std::size_t bytes, bool buffers_mapped = false, bool in_place = false) const;
   // The library's `auto`: the table's or the model's winner (ring when there is neither), for
   // buffers the peers read by system calls (`plain`) and for buffers they map (`mapped`), out of
@@ -87,11 +87,10 @@ class Selector {
   };
   Choice choose_for_buffers(std::size_t bytes) const;
   std::string choose(std::size_t bytes, bool buffers_mapped = false, bool in_place = false) const;
-
- private:
-  // params_ for a call with such buffers.
+  // params() for a call with such buffers (the model's view of it, the table aside).
   model::CostParams params_for(bool buffers_mapped, bool in_place) const;
 
+ private:
   model::CostParams params_;
   model::Shape shape_;
   Tuning tuning_;

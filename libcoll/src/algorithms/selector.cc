@@ -134,12 +134,12 @@ Explanation Selector::explain(std::size_t bytes, bool buffers_mapped, bool in_pl
   Explanation out =
       coll::explain(params_for(buffers_mapped, in_place), shape_, bytes, candidates_, tuning_);
   const model::DecisionRule* rule =
-      decisions_ ? decisions_->find(shape_, bytes, buffers_mapped) : nullptr;
+      decisions_ ? decisions_->find(shape_, bytes, buffers_mapped, in_place) : nullptr;
   if (rule == nullptr) return out;
   const bool runnable =
       std::find(candidates_.begin(), candidates_.end(), rule->algorithm) != candidates_.end();
   const std::string where = "tuning file " + decisions_source_ + " (" +
-                            model::shape_key(shape_, buffers_mapped) + " from " +
+                            decisions_->key_for(shape_, buffers_mapped, in_place) + " from " +
                             std::to_string(rule->from_bytes) + " B)";
   if (!runnable) {
     out.reason += "; " + where + " names " + rule->algorithm + ", not available here";

@@ -16,6 +16,7 @@ namespace {
 
 constexpr const char* kFormat = "libcoll-tuning 1";
 constexpr std::string_view kSharedSuffix = "/shared";
+constexpr std::string_view kInPlaceSuffix = "/in_place";
 
 std::string trim(std::string_view text) {
   const auto begin = text.find_first_not_of(" \t\r");
@@ -54,30 +55,44 @@ std::optional<std::string> parse_nodes(const std::string& text) {
   return key;
 }
 
-// The nodes' key, then "/shared" if the text ends in it.
-std::optional<std::string> parse_shape(const std::string& text) {
-  const bool shared = text.size() > kSharedSuffix.size() && text.ends_with(kSharedSuffix);
-  const auto nodes =
-      parse_nodes(shared ? text.substr(0, text.size() - kSharedSuffix.size()) : text);
+// Whether `text` ends in `suffix` after something; if so, `text` loses it.
+bool take_suffix(std::string& text, std::string_view suffix) {
+  if (text.size() <= suffix.size() || !text.ends_with(suffix)) return false;
+  text.resize(text.size() - suffix.size());
+  return true;
+}
+
+// The nodes' key, then "/shared" and "/in_place" where the text has them (in that order).
+std::optional<std::string> parse_shape(std::string text) {
+  const bool in_place = take_suffix(text, kInPlaceSuffix);
+  const bool shared = take_suffix(text, kSharedSuffix);
+  const auto nodes = parse_nodes(text);
   if (!nodes) return std::nullopt;
-  return shared ? *nodes + std::string(kSharedSuffix) : *nodes;
+  return *nodes + std::string(shared ? kSharedSuffix : "") +
+         std::string(in_place ? kInPlaceSuffix : "");
 }
 
 }  // namespace
 
-std::string shape_key(const Shape& shape, bool shared_buffers) {
+std::string shape_key(const Shape& shape, bool shared_buffers, bool in_place) {
   std::string key;
   if (shape.min_local() == shape.max_local()) {
     key = std::to_string(shape.nodes) + "x" + std::to_string(shape.max_local());
   } else {
     for (const int size : shape.local_sizes) key += (key.empty() ? "" : "+") + std::to_string(size);
   }
-  return shared_buffers ? key + std::string(kSharedSuffix) : key;
+  return key + std::string(shared_buffers ? kSharedSuffix : "") +
+         std::string(in_place ? kInPlaceSuffix : "");
 }
 
-const DecisionRule* DecisionTable::find(const Shape& shape, std::size_t bytes,
-                                        bool shared_buffers) const {
-  const auto it = rules.find(shape_key(shape, shared_buffers));
+std::string DecisionTable::key_for(const Shape& shape, bool shared_buffers, bool in_place) const {
+  std::string key = shape_key(shape, shared_buffers, in_place);
+  return in_place && !rules.contains(key) ? shape_key(shape, shared_buffers) : key;
+}
+
+const DecisionRule* DecisionTable::find(const Shape& shape, std::size_t bytes, bool shared_buffers,
+                                        bool in_place) const {
+  const auto it = rules.find(key_for(shape, shared_buffers, in_place));
   if (it == rules.end()) return nullptr;
   const DecisionRule* covering = nullptr;
   for (const auto& rule : it->second) {
@@ -91,8 +106,9 @@ std::string DecisionTable::text() const {
   std::ostringstream out;
   out << "# libcoll decision table, written by collbench --tune: the all-reduce algorithm `auto`\n"
       << "# runs per job shape (NODESxRANKS_PER_NODE, or ranks per node joined by '+'; '/shared':\n"
-      << "# for buffers from allocate_shared) from a message size in bytes up to the next rule of\n"
-      << "# the same shape (COLL_TUNING_FILE)\n"
+      << "# for buffers from allocate_shared; '/in_place': for calls in place) from a message "
+         "size\n"
+      << "# in bytes up to the next rule of the same shape (COLL_TUNING_FILE)\n"
       << "format = " << kFormat << "\n"
       << "host = " << host << "\n";
   for (const auto& [shape, shape_rules] : rules) {
@@ -138,7 +154,8 @@ DecisionTable parse_decision_table(std::string_view text, const std::string& pat
     const auto shape = parse_shape(shape_text);
     if (!shape) {
       fail(number, "shape '" + shape_text +
-                       "' is neither NODESxRANKS_PER_NODE nor A+B+... (optionally with /shared)");
+                       "' is neither NODESxRANKS_PER_NODE nor A+B+... (optionally with /shared, "
+                       "then /in_place)");
     }
     const auto bytes = parse_size(size_text);
     if (!bytes || *bytes < 0) fail(number, "'" + size_text + "' is not a size in bytes");

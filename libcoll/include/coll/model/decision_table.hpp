@@ -8,7 +8,9 @@
 //   <SHAPE> <FROM_BYTES> <ALGORITHM>        one rule a line
 // SHAPE is NODESxRANKS_PER_NODE ("2x2"), or the ranks of every node joined by '+' for uneven
 // nodes ("3+2"); "/shared" after it ("1x2/shared") marks rules measured with buffers from
-// allocate_shared, which hold for calls with such buffers (the others for the rest). A rule holds
+// allocate_shared, which hold for calls with such buffers (the others for the rest), and
+// "/in_place" after that ("1x2/shared/in_place") rules measured in place, which hold for calls in
+// place (where a shape has none, its rules measured out of place hold for them too). A rule holds
 // from FROM_BYTES (plain bytes or K/M/G) up to the next rule of the same shape; FROM_BYTES must
 // increase within a shape. Sizes below a shape's first rule, and shapes without rules, are left to
 // the cost model.
@@ -26,6 +28,7 @@
 namespace coll::model {
 
 struct DecisionRule {
+  bool operator==(const DecisionRule&) const = default;
   std::size_t from_bytes = 0;
   std::string algorithm;
 };
@@ -34,14 +37,18 @@ struct DecisionTable {
   std::string host;
   std::map<std::string, std::vector<DecisionRule>> rules;  // by shape_key, from_bytes ascending
 
-  // The rule covering `bytes` at `shape` for shared or other buffers, or nullptr.
-  const DecisionRule* find(const Shape& shape, std::size_t bytes,
-                           bool shared_buffers = false) const;
+  // The rule covering `bytes` at `shape` for shared or other buffers, out of place or in place,
+  // or nullptr.
+  const DecisionRule* find(const Shape& shape, std::size_t bytes, bool shared_buffers = false,
+                           bool in_place = false) const;
+  // The key whose rules hold for such calls: the in-place one only where the table has it.
+  std::string key_for(const Shape& shape, bool shared_buffers, bool in_place) const;
   std::string text() const;  // the file's contents
 };
 
-// "2x2" for uniform nodes, "3+2" for uneven ones; "/shared" appended for shared buffers' rules.
-std::string shape_key(const Shape& shape, bool shared_buffers = false);
+// "2x2" for uniform nodes, "3+2" for uneven ones; "/shared" appended for shared buffers' rules,
+// then "/in_place" for rules measured in place.
+std::string shape_key(const Shape& shape, bool shared_buffers = false, bool in_place = false);
 
 // Throws coll::Error (InvalidArgument) "tuning file PATH line N: PROBLEM" for a malformed line,
 // a bad shape or size, sizes out of order, or an algorithm not in `known_algorithms`.
