@@ -31,6 +31,7 @@ struct SizeResult {
   std::size_t bytes = 0;
   Column out_of_place, in_place;
 
+  Column& column(bool in_place_column) { return in_place_column ? in_place : out_of_place; }
   const Column& column(bool in_place_column) const {
     return in_place_column ? in_place : out_of_place;
   }
@@ -122,7 +123,7 @@ int run_tune(coll::Comm& comm, const Options& options) {
     });
     SizeResult result{.bytes = count * elem};
     for (const bool in_place : {false, true}) {
-      Column& column = in_place ? result.in_place : result.out_of_place;
+      Column& column = result.column(in_place);
       for (const auto& samples : in_place ? rounds_in_place : rounds) {
         column.median_us.push_back(median(samples));
       }

@@ -14,7 +14,9 @@
 #include "coll/tuning.hpp"
 #include "coll/types.hpp"
 #include "core/memory_type.hpp"
+#include "transport/job_failure.hpp"
 #include "transport/transport.hpp"
+#include "transport/waiter.hpp"
 
 namespace coll {
 
@@ -157,6 +159,20 @@ inline bool trivial_allreduce(const CollectiveContext& context, const AllreduceA
   if (args.send != args.recv && args.count > 0)
     std::memcpy(args.recv, args.send, args.count * dtype_size(args.type));
   return true;
+}
+
+// Where every rank has seen every member's byte count (`bytes_of(member)`, by group index), one
+// that differs from this rank's `bytes` fails every rank before data moves, naming it: ranks
+// whose counts differ would otherwise read past buffers or run different numbers of rounds.
+template <typename BytesOf>
+void refuse_other_sizes(const CollectiveContext& context, std::uint64_t bytes, BytesOf bytes_of) {
+  const Group& group = context.group;
+  for (int member = 0; member < group.size(); ++member) {
+    if (member != group.me && bytes_of(member) != bytes) {
+      fail_everywhere(context.transport,
+                      size_mismatch_reason(group.global(member), group.global(group.me), bytes));
+    }
+  }
 }
 
 }  // namespace coll

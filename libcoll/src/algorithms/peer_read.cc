@@ -40,8 +40,6 @@
 #include "core/shared_regions.hpp"
 #include "model/link_model.hpp"
 #include "reduce/reducer.hpp"
-#include "transport/job_failure.hpp"
-#include "transport/waiter.hpp"
 
 namespace coll {
 namespace {
@@ -57,6 +55,7 @@ constexpr std::size_t kPieceBytes = 256 * 1024;
 // 4.4 us, 1 MiB 87.7 -> 56.4, 4 MiB 300 -> 221; a 16 MiB vector (8 MiB blocks) gained nothing
 // and 64 MiB lost 4.3 -> 5.6 ms, the peers no longer holding the lines.
 constexpr std::size_t kPeersStillHoldBytes = 4 << 20;
+constexpr std::size_t kLineBytes = 64;  // a cache line
 // Where lines come back quickly (cores that share a cache) the extra copy costs more than it
 // saves: in the VM's fast phase, whose node-slot hand-off takes 0.07 us against 0.26-0.28 in the
 // slow one, 64 KiB took 2.4 us reduced straight into the result and 3.5 through the piece, 1 MiB
@@ -156,7 +155,7 @@ class PeerReadAllreduce {
       if (peer != group_.me) std::memcpy(&published_[peer], rounds.of(peer).payload, sizeof mine);
     }
     published_[group_.me] = mine;
-    refuse_other_sizes(mine.bytes);
+    refuse_other_buffer_sizes(mine.bytes);
     reduce_my_block();
     rounds.begin(kReduced);
     rounds.publish_and_wait(0);
@@ -168,7 +167,7 @@ class PeerReadAllreduce {
   void run_with_messages() {
     const Published mine = publication();
     exchange(kPublished, &mine, published_.data(), sizeof(Published));
-    refuse_other_sizes(mine.bytes);
+    refuse_other_buffer_sizes(mine.bytes);
     reduce_my_block();
     // Results are copied from each peer as soon as it says its block is ready.
     std::array<std::byte, 1> token{};
@@ -209,15 +208,9 @@ class PeerReadAllreduce {
     return sends;
   }
 
-  // Even without the argument check, reading past a peer's buffer must not happen: every rank
-  // sees every size, so all of them fail alike, naming the first rank that differs.
-  void refuse_other_sizes(std::uint64_t bytes) const {
-    for (int peer = 0; peer < group_.size(); ++peer) {
-      if (published_[peer].bytes != bytes && peer != group_.me) {
-        fail_everywhere(context_.transport,
-                        size_mismatch_reason(group_.global(peer), group_.global(group_.me), bytes));
-      }
-    }
+  // Even without the argument check, reading past a peer's buffer must not happen.
+  void refuse_other_buffer_sizes(std::uint64_t bytes) const {
+    refuse_other_sizes(context_, bytes, [&](int peer) { return published_[peer].bytes; });
   }
 
   // Block `me` of the result: this rank's input first, then the peers' in rank order, one
@@ -271,7 +264,9 @@ class PeerReadAllreduce {
     }
   }
 
-  static std::size_t round_up_to_line(std::size_t bytes) { return (bytes + 63) / 64 * 64; }
+  static std::size_t round_up_to_line(std::size_t bytes) {
+    return (bytes + kLineBytes - 1) / kLineBytes * kLineBytes;
+  }
 
   void copy_block_of(int peer) {
     const auto block = static_cast<std::size_t>(peer);
@@ -333,8 +328,9 @@ std::optional<model::Prediction> peer_read_cost(const model::CostParams& params,
   out.bandwidth_s = 2.0 * peers_share * model::intra_beta(params, p) / (mapped ? 2 : 1);
   out.reduction_s = 2.0 / 3.0 * peers_share * params.gamma_s_per_byte;
   const bool lines_cross = params.in_place && params.peer_line_s > 0;
-  const double peer_lines = peers_share / 64;  // of 64 bytes
-  if (lines_cross) out.bandwidth_s += peer_lines * params.peer_line_s / kLinesInFlight;
+  if (lines_cross) {
+    out.bandwidth_s += peers_share / kLineBytes * params.peer_line_s / kLinesInFlight;
+  }
   const std::string rounds =
       (slots ? "3 slot hand-offs" : model::detail_text("3 rounds of %d messages", p - 1)) +
       (mapped && params.peer_line_s > 0 ? ", 2 waits for the peers' lines" : "");

@@ -20,8 +20,6 @@
 #include "algorithms/slot_rounds.hpp"
 #include "coll/error.hpp"
 #include "reduce/reducer.hpp"
-#include "transport/job_failure.hpp"
-#include "transport/waiter.hpp"
 
 namespace coll {
 namespace {
@@ -57,7 +55,10 @@ class ShmAllreduce {
     const bool sizes_unchecked = round == 0 && context_.call_check == nullptr;
     if (sizes_unchecked) mine.call_digest = args_.count * elem_;
     rounds_.publish_and_wait(length * elem_);
-    if (sizes_unchecked) refuse_other_sizes();
+    if (sizes_unchecked) {
+      refuse_other_sizes(context_, args_.count * elem_,
+                         [&](int member) { return rounds_.of(member).call_digest; });
+    }
 
     auto* out = static_cast<std::byte*>(args_.recv) + offset * elem_;
     const auto* own = static_cast<const std::byte*>(args_.send) + offset * elem_;
@@ -72,17 +73,6 @@ class ShmAllreduce {
       reduce(args_.type, args_.op, out, out, vector_of(member), length);
     }
     if (args_.op == ReduceOp::Avg) finish_average(args_.type, out, length, group_.size());
-  }
-
-  // Every rank sees every rank's size, so each one fails instead of running other rounds.
-  void refuse_other_sizes() {
-    const std::size_t bytes = args_.count * elem_;
-    for (int member = 0; member < group_.size(); ++member) {
-      if (member != group_.me && rounds_.of(member).call_digest != bytes) {
-        fail_everywhere(context_.transport, size_mismatch_reason(group_.global(member),
-                                                                 group_.global(group_.me), bytes));
-      }
-    }
   }
 
   const CollectiveContext& context_;
