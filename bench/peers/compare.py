@@ -4,8 +4,9 @@
 Every round runs collbench and then each peer once (the same sizes, iterations and warm-up), so
 that load on the machine drifts over all of them alike; the table holds the median of the rounds.
 Peers: "mpi" is Open MPI's MPI_Allreduce (bench/peers/mpi_allreduce) on both of its paths, ob1
-(btl vader,self inside a node; btl tcp,self when --nodes > 1) and UCX, and the faster of the two
-per size counts; "gloo" is torch.distributed's Gloo (bench/peers/gloo_allreduce.py, needs
+(btl vader,self inside a node; btl tcp,self when --nodes > 1) and UCX, each also with its tuned
+all-reduce algorithm forced to every id --mpi-algorithms lists, and the fastest path per size
+counts; "gloo" is torch.distributed's Gloo (bench/peers/gloo_allreduce.py, needs
 python3-torch). Sweeps compare out-of-place times (Gloo reduces in place only: its in-place time
 is set against collbench's in-place time). Replays compare collbench's per-tensor replay with a
 per-tensor loop of the peer, and collbench --fusion auto (after backward, no overlap) with one
@@ -31,14 +32,22 @@ TUNED_MALLOC = ("glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=17179869184
 MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-x", "GLIBC_TUNABLES=" + TUNED_MALLOC]
 
 
-def mpi_paths(nodes):
-    """Open MPI's two paths with the settings that make each fastest here."""
+def mpi_paths(nodes, algorithms):
+    """Open MPI's two paths with the settings that make each fastest here; for each id in
+    `algorithms` both paths again with its tuned all-reduce forced to that algorithm (what a
+    dynamic rules file would choose), named mpi-ob1-aID and mpi-ucx-aID."""
     ob1 = ["--mca", "pml", "ob1", "--mca", "btl", "tcp,self" if nodes > 1 else "vader,self"]
     # OMPI 4.1 refuses pml ucx without InfiniBand unless any transport and device is allowed.
     ucx = ["--mca", "pml", "ucx", "--mca", "pml_ucx_tls", "any", "--mca", "pml_ucx_devices", "any"]
     if nodes > 1:
         ucx += ["-x", "UCX_TLS=tcp,self"]
-    return {"mpi-ob1": ob1, "mpi-ucx": ucx}
+    paths = {"mpi-ob1": ob1, "mpi-ucx": ucx}
+    for algorithm in algorithms:
+        forced = ["--mca", "coll_tuned_use_dynamic_rules", "1",
+                  "--mca", "coll_tuned_allreduce_algorithm", str(algorithm)]
+        paths[f"mpi-ob1-a{algorithm}"] = ob1 + forced
+        paths[f"mpi-ucx-a{algorithm}"] = ucx + forced
+    return paths
 
 
 def run(command, log):
@@ -75,12 +84,19 @@ def main():
     parser.add_argument("--buffers", default="shared", choices=("shared", "private"),
                         help="collbench's buffers: shared (coll::allocate_shared, mapped by the "
                              "peers of a node) or private (plain memory, as the peers' drivers)")
+    parser.add_argument("--mpi-algorithms", default="",
+                        help="Open MPI tuned all-reduce algorithms to run besides its own choice, "
+                             "as coll_tuned_allreduce_algorithm ids (e.g. 4,5,6: ring, segmented "
+                             "ring, Rabenseifner); the fastest path counts as 'mpi best'")
     parser.add_argument("--json", help="write the table, commands and machine load here")
     parser.add_argument("--markdown", help="write the table as markdown here")
     args = parser.parse_args()
     peers = [p for p in args.peers.split(",") if p]
     if any(p not in ("mpi", "gloo") for p in peers) or args.rounds < 1:
         parser.error("--peers takes mpi and/or gloo; --rounds >= 1")
+    mpi_algorithms = [a for a in args.mpi_algorithms.split(",") if a]
+    if any(not a.isdigit() for a in mpi_algorithms):
+        parser.error("--mpi-algorithms takes Open MPI's numeric algorithm ids, e.g. 4,5,6")
     if "gloo" in peers and subprocess.run(["/usr/bin/python3", "-c", "import torch"],
                                           capture_output=True).returncode != 0:
         print("# gloo: python3-torch is not installed, left out")
@@ -94,7 +110,7 @@ def main():
     sizes = ["-b", args.b, "-e", args.e, "-f", args.f, "-n", args.n, "-w", args.w]
     replay_counts = ["-n", args.replay_iters, "-w", "1"]
     models = [] if args.models == "none" else args.models.split(",")
-    paths = mpi_paths(args.nodes) if "mpi" in peers else {}
+    paths = mpi_paths(args.nodes, mpi_algorithms) if "mpi" in peers else {}
     uptime = [subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()]
     commands, work = [], tempfile.mkdtemp(prefix="collbench-compare-")
     samples = {}  # (case, who) -> list of per-round values (dict of size -> us, or ms)
@@ -147,34 +163,37 @@ def main():
             return {size: statistics.median(v[size] for v in values) for size in values[0]}
         return statistics.median(values)
 
+    def with_mpi(row, value_of):
+        """Each Open MPI path's time, the fastest of them and the ratio against libcoll's."""
+        if not paths:
+            return
+        for name in paths:
+            row[name] = value_of(name)
+        best = min(paths, key=lambda name: row[name])
+        row["mpi best"], row["mpi best path"] = row[best], best
+        row["ratio mpi"] = row["mpi best"] / row["libcoll"]
+
     rows = []
     coll_out, coll_in = median_of(("sweep", "libcoll")), median_of(("sweep-inplace", "libcoll"))
-    ob1, ucx = median_of(("sweep", "mpi-ob1")), median_of(("sweep", "mpi-ucx"))
+    mpi_sweeps = {name: median_of(("sweep", name)) for name in paths}
     gloo = median_of(("sweep-inplace", "gloo"))
     for size in sorted(coll_out):
         row = {"case": f"{size} B", "bytes": size, "unit": "us", "libcoll": coll_out[size]}
-        if ob1:
-            row["mpi-ob1"], row["mpi-ucx"] = ob1[size], ucx[size]
-            row["mpi best"] = min(ob1[size], ucx[size])
-            row["ratio mpi"] = row["mpi best"] / coll_out[size]
+        with_mpi(row, lambda name: mpi_sweeps[name][size])
         if gloo:
             row["libcoll in-place"], row["gloo"] = coll_in[size], gloo[size]
             row["ratio gloo"] = gloo[size] / coll_in[size]
         rows.append(row)
     for model in models:
         for case in (model + " per tensor", model + " fused"):
-            coll = median_of((case, "libcoll"))
-            row = {"case": case, "unit": "ms", "libcoll": coll}
-            if ob1:
-                row["mpi-ob1"], row["mpi-ucx"] = median_of((case, "mpi-ob1")), median_of((case, "mpi-ucx"))
-                row["mpi best"] = min(row["mpi-ob1"], row["mpi-ucx"])
-                row["ratio mpi"] = row["mpi best"] / coll
+            row = {"case": case, "unit": "ms", "libcoll": median_of((case, "libcoll"))}
+            with_mpi(row, lambda name: median_of((case, name)))
             if gloo is not None:
                 row["gloo"] = median_of((case, "gloo"))
-                row["ratio gloo"] = row["gloo"] / coll
+                row["ratio gloo"] = row["gloo"] / row["libcoll"]
             rows.append(row)
 
-    columns = ["case", "unit", "libcoll", "mpi-ob1", "mpi-ucx", "mpi best", "ratio mpi",
+    columns = ["case", "unit", "libcoll", *paths, "mpi best", "mpi best path", "ratio mpi",
                "libcoll in-place", "gloo", "ratio gloo"]
     columns = [c for c in columns if any(c in row for row in rows)]
     fmt = lambda v: v if isinstance(v, str) else ("-" if v is None else f"{v:.3g}")  # noqa: E731
@@ -202,9 +221,12 @@ def main():
                 handle.write("| " + " | ".join(fmt(row.get(c, "")) for c in columns) + " |\n")
     if args.json:
         with open(args.json, "w") as handle:
+            # COLL_TUNING_FILE and the like change what collbench ran: keep them with the table.
+            settings = {k: v for k, v in os.environ.items() if k.startswith("COLL_")}
             json.dump({"tool": "bench/compare.sh", "nodes": args.nodes,
                        "ranks_per_node": args.ranks_per_node, "rounds": args.rounds,
-                       "peers": peers, "uptime": uptime, "commands": commands, "rows": rows},
+                       "peers": peers, "environment": settings, "uptime": uptime,
+                       "commands": commands, "rows": rows},
                       handle, indent=1)
     return 0
 
