@@ -8,7 +8,8 @@ Peers: "mpi" is Open MPI's MPI_Allreduce (bench/peers/mpi_allreduce) on both of 
 all-reduce algorithm forced to every id --mpi-algorithms lists, and the fastest path per size
 counts; "gloo" is torch.distributed's Gloo (bench/peers/gloo_allreduce.py, needs
 python3-torch). Sweeps compare out-of-place times (Gloo reduces in place only: its in-place time
-is set against collbench's in-place time). Replays compare collbench's per-tensor replay with a
+is set against collbench's in-place time; Open MPI's in-place time, with MPI_IN_PLACE, is too,
+in columns of its own). Replays compare collbench's per-tensor replay with a
 per-tensor loop of the peer, and collbench --fusion auto (after backward, no overlap) with one
 peer all-reduce of the flat buffer. Ratio = peer time / collbench time: > 1 means libcoll is
 faster.
@@ -127,6 +128,7 @@ def main():
             run([*MPIRUN, "-np", str(ranks), *mca, mpi_driver, *sizes, "--json", out(name)],
                 commands)
             add(("sweep", name), sweep_times(load(out(name)), "out_of_place"))
+            add(("sweep-inplace", name), sweep_times(load(out(name)), "in_place"))
         if "gloo" in peers:
             run(["/usr/bin/python3", gloo_driver, "--ranks", str(ranks), *sizes, "--json",
                  out("gloo")], commands)
@@ -163,38 +165,45 @@ def main():
             return {size: statistics.median(v[size] for v in values) for size in values[0]}
         return statistics.median(values)
 
-    def with_mpi(row, value_of):
-        """Each Open MPI path's time, the fastest of them and the ratio against libcoll's."""
-        if not paths:
-            return
-        for name in paths:
-            row[name] = value_of(name)
-        best = min(paths, key=lambda name: row[name])
-        row["mpi best"], row["mpi best path"] = row[best], best
-        row["ratio mpi"] = row["mpi best"] / row["libcoll"]
+    def with_mpi(row, times, libcoll_time, placement=""):
+        """The fastest Open MPI path of `times` (path -> time) and its ratio to libcoll's time."""
+        best = min(times, key=times.get)
+        row[f"mpi best{placement}"], row[f"mpi best{placement} path"] = times[best], best
+        row[f"ratio mpi{placement}"] = times[best] / libcoll_time
 
     rows = []
     coll_out, coll_in = median_of(("sweep", "libcoll")), median_of(("sweep-inplace", "libcoll"))
-    mpi_sweeps = {name: median_of(("sweep", name)) for name in paths}
+    mpi_out = {name: median_of(("sweep", name)) for name in paths}
+    mpi_in = {name: median_of(("sweep-inplace", name)) for name in paths}
     gloo = median_of(("sweep-inplace", "gloo"))
     for size in sorted(coll_out):
         row = {"case": f"{size} B", "bytes": size, "unit": "us", "libcoll": coll_out[size]}
-        with_mpi(row, lambda name: mpi_sweeps[name][size])
+        if paths or gloo:
+            row["libcoll in-place"] = coll_in[size]
+        if paths:  # MPI_IN_PLACE against collbench in place too: Open MPI skips its input copy
+            row.update({name: mpi_out[name][size] for name in paths})
+            with_mpi(row, {name: mpi_out[name][size] for name in paths}, coll_out[size])
+            with_mpi(row, {name: mpi_in[name][size] for name in paths}, coll_in[size],
+                     " in-place")
         if gloo:
-            row["libcoll in-place"], row["gloo"] = coll_in[size], gloo[size]
+            row["gloo"] = gloo[size]
             row["ratio gloo"] = gloo[size] / coll_in[size]
         rows.append(row)
     for model in models:
         for case in (model + " per tensor", model + " fused"):
             row = {"case": case, "unit": "ms", "libcoll": median_of((case, "libcoll"))}
-            with_mpi(row, lambda name: median_of((case, name)))
+            if paths:
+                times = {name: median_of((case, name)) for name in paths}
+                row.update(times)
+                with_mpi(row, times, row["libcoll"])
             if gloo is not None:
                 row["gloo"] = median_of((case, "gloo"))
                 row["ratio gloo"] = row["gloo"] / row["libcoll"]
             rows.append(row)
 
     columns = ["case", "unit", "libcoll", *paths, "mpi best", "mpi best path", "ratio mpi",
-               "libcoll in-place", "gloo", "ratio gloo"]
+               "libcoll in-place", "mpi best in-place", "mpi best in-place path",
+               "ratio mpi in-place", "gloo", "ratio gloo"]
     columns = [c for c in columns if any(c in row for row in rows)]
     fmt = lambda v: v if isinstance(v, str) else ("-" if v is None else f"{v:.3g}")  # noqa: E731
     title = (f"# libcoll vs {', '.join(peers) or 'nothing'}: {args.nodes} node(s) x "
