@@ -181,8 +181,9 @@ def main():
         if paths or gloo:
             row["libcoll in-place"] = coll_in[size]
         if paths:  # MPI_IN_PLACE against collbench in place too: Open MPI skips its input copy
-            row.update({name: mpi_out[name][size] for name in paths})
-            with_mpi(row, {name: mpi_out[name][size] for name in paths}, coll_out[size])
+            times = {name: mpi_out[name][size] for name in paths}
+            row.update(times)
+            with_mpi(row, times, coll_out[size])
             with_mpi(row, {name: mpi_in[name][size] for name in paths}, coll_in[size],
                      " in-place")
         if gloo:
