@@ -100,6 +100,9 @@ int run_tune(coll::Comm& comm, const Options& options) {
   const coll::Selector& selector = comm.selector();
   const std::string shape = coll::model::shape_key(selector.shape(), mapped);
   const std::string shape_in_place = coll::model::shape_key(selector.shape(), mapped, true);
+  const auto rules_key = [&](bool in_place) -> const std::string& {
+    return in_place ? shape_in_place : shape;
+  };
   if (lead) {
     std::printf(
         "# collbench --tune: shape %s (%s), %zu algorithm(s), %d rounds of %d iterations "
@@ -151,7 +154,7 @@ int run_tune(coll::Comm& comm, const Options& options) {
   for (const bool in_place : {false, true}) {
     std::vector<std::pair<std::size_t, std::string>> winners;
     for (const auto& size : sizes) winners.emplace_back(size.bytes, size.column(in_place).winner);
-    const std::string& key = in_place ? shape_in_place : shape;
+    const std::string& key = rules_key(in_place);
     table.rules[key] = coll::model::rules_from_winners(winners);
     std::printf("# rules for shape %s:", key.c_str());
     for (const auto& rule : table.rules[key]) {
@@ -198,7 +201,7 @@ int run_tune(coll::Comm& comm, const Options& options) {
     json.end_array();
     for (const bool in_place : {false, true}) {
       json.begin_array(in_place ? "rules_in_place" : "rules");
-      for (const auto& rule : table.rules[in_place ? shape_in_place : shape]) {
+      for (const auto& rule : table.rules[rules_key(in_place)]) {
         json.begin_object()
             .field("from_bytes", rule.from_bytes)
             .field("algorithm", rule.algorithm)

@@ -53,10 +53,11 @@ class ShmAllreduce {
     // passed different counts would otherwise run different numbers of rounds, and the shorter
     // would return as if all were well.
     const bool sizes_unchecked = round == 0 && context_.call_check == nullptr;
-    if (sizes_unchecked) mine.call_digest = args_.count * elem_;
+    const std::uint64_t bytes = args_.count * elem_;
+    if (sizes_unchecked) mine.call_digest = bytes;
     rounds_.publish_and_wait(length * elem_);
     if (sizes_unchecked) {
-      refuse_other_sizes(context_, args_.count * elem_,
+      refuse_other_sizes(context_, bytes,
                          [&](int member) { return rounds_.of(member).call_digest; });
     }
 

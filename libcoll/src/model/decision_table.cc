@@ -106,8 +106,7 @@ std::string DecisionTable::text() const {
   std::ostringstream out;
   out << "# libcoll decision table, written by collbench --tune: the all-reduce algorithm `auto`\n"
       << "# runs per job shape (NODESxRANKS_PER_NODE, or ranks per node joined by '+'; '/shared':\n"
-      << "# for buffers from allocate_shared; '/in_place': for calls in place) from a message "
-         "size\n"
+      << "# for buffers from allocate_shared; '/in_place': for calls in place) from a size\n"
       << "# in bytes up to the next rule of the same shape (COLL_TUNING_FILE)\n"
       << "format = " << kFormat << "\n"
       << "host = " << host << "\n";
