@@ -166,15 +166,21 @@ class SweepReport {
                 std::string(coll::op_name(options_.op)).c_str(), out.time_us, out.algbw, out.busbw,
                 out.wrong, in.time_us, in.algbw, in.busbw, in.wrong);
     std::fflush(stdout);
-    json_.begin_object().field("algorithm", label).field("bytes", bytes).field("count", count);
     const bool mapped = options_.buffers == coll::Sharing::WithPeers;
-    AlgorithmResult summary_row{label,
-                                bytes,
-                                out.time_us,
-                                std::nullopt,
-                                comm_.resolve_algorithm(algorithm, bytes, mapped),
-                                in.time_us,
-                                comm_.resolve_algorithm(algorithm, bytes, mapped, true)};
+    const std::string ran = comm_.resolve_algorithm(algorithm, bytes, mapped);
+    const std::string ran_in_place = comm_.resolve_algorithm(algorithm, bytes, mapped, true);
+    json_.begin_object()
+        .field("algorithm", label)
+        .field("bytes", bytes)
+        .field("count", count)
+        .field("ran", ran)
+        .field("ran_in_place", ran_in_place);
+    AlgorithmResult summary_row{.algorithm = label,
+                                .bytes = bytes,
+                                .time_us = out.time_us,
+                                .predicted_as = ran,
+                                .in_place_us = in.time_us,
+                                .ran_in_place = ran_in_place};
     const auto predicted = options_.collective == SweepKind::AllReduce
                                ? predict_for(comm_, algorithm, bytes, mapped)
                                : std::nullopt;

@@ -12,7 +12,8 @@ is set against collbench's in-place time; Open MPI's in-place time, with MPI_IN_
 in columns of its own). Replays compare collbench's per-tensor replay with a
 per-tensor loop of the peer, and collbench --fusion auto (after backward, no overlap) with one
 peer all-reduce of the flat buffer. Ratio = peer time / collbench time: > 1 means libcoll is
-faster.
+faster. The table names the algorithm collbench's `auto` ran per size (out of place and in
+place; "a/b" where rounds differed), and the JSON keeps every round's time behind each median.
 """
 import argparse
 import json
@@ -65,6 +66,16 @@ def load(path):
 
 def sweep_times(report, placement):
     return {row["bytes"]: row[placement]["time_us"] for row in report["results"] if placement in row}
+
+
+def sweep_algorithms(report, field):
+    """What collbench's `auto` ran per size ("ran" or "ran_in_place")."""
+    return {row["bytes"]: row[field] for row in report["results"] if field in row}
+
+
+def names(rounds):
+    """The algorithms of the rounds, each once, in order: "shm" or "shm/peer_read"."""
+    return "/".join(dict.fromkeys(rounds))
 
 
 def main():
@@ -122,8 +133,11 @@ def main():
     for round_index in range(args.rounds):
         out = lambda name: os.path.join(work, f"{name}-{round_index}.json")  # noqa: E731
         run([collbench, *shape, *sizes, "--algo", "auto", "--json", out("coll")], commands)
-        add(("sweep", "libcoll"), sweep_times(load(out("coll")), "out_of_place"))
-        add(("sweep-inplace", "libcoll"), sweep_times(load(out("coll")), "in_place"))
+        report = load(out("coll"))
+        add(("sweep", "libcoll"), sweep_times(report, "out_of_place"))
+        add(("sweep-inplace", "libcoll"), sweep_times(report, "in_place"))
+        add(("ran", "libcoll"), sweep_algorithms(report, "ran"))
+        add(("ran-inplace", "libcoll"), sweep_algorithms(report, "ran_in_place"))
         for name, mca in paths.items():
             run([*MPIRUN, "-np", str(ranks), *mca, mpi_driver, *sizes, "--json", out(name)],
                 commands)
@@ -165,6 +179,10 @@ def main():
             return {size: statistics.median(v[size] for v in values) for size in values[0]}
         return statistics.median(values)
 
+    def rounds_of(key, size=None):
+        values = samples.get(key, [])
+        return [v[size] for v in values] if size is not None else list(values)
+
     def with_mpi(row, times, libcoll_time, placement=""):
         """The fastest Open MPI path of `times` (path -> time) and its ratio to libcoll's time."""
         best = min(times, key=times.get)
@@ -176,10 +194,19 @@ def main():
     mpi_out = {name: median_of(("sweep", name)) for name in paths}
     mpi_in = {name: median_of(("sweep-inplace", name)) for name in paths}
     gloo = median_of(("sweep-inplace", "gloo"))
+    # Whose every round the JSON keeps; Gloo has no out-of-place sweep.
+    timed_out_of_place = ["libcoll", *paths]
+    timed = timed_out_of_place + (["gloo"] if gloo else [])
     for size in sorted(coll_out):
-        row = {"case": f"{size} B", "bytes": size, "unit": "us", "libcoll": coll_out[size]}
+        row = {"case": f"{size} B", "bytes": size, "unit": "us", "libcoll": coll_out[size],
+               "libcoll ran": names(rounds_of(("ran", "libcoll"), size))}
+        # Every round's time behind each median: the spread (and a bimodal size) shows.
+        row["rounds"] = {name: rounds_of(("sweep", name), size) for name in timed_out_of_place}
         if paths or gloo:
             row["libcoll in-place"] = coll_in[size]
+            row["libcoll ran in-place"] = names(rounds_of(("ran-inplace", "libcoll"), size))
+            row["rounds in-place"] = {name: rounds_of(("sweep-inplace", name), size)
+                                      for name in timed}
         if paths:  # MPI_IN_PLACE against collbench in place too: Open MPI skips its input copy
             times = {name: mpi_out[name][size] for name in paths}
             row.update(times)
@@ -193,6 +220,7 @@ def main():
     for model in models:
         for case in (model + " per tensor", model + " fused"):
             row = {"case": case, "unit": "ms", "libcoll": median_of((case, "libcoll"))}
+            row["rounds"] = {name: rounds_of((case, name)) for name in timed}
             if paths:
                 times = {name: median_of((case, name)) for name in paths}
                 row.update(times)
@@ -202,9 +230,9 @@ def main():
                 row["ratio gloo"] = row["gloo"] / row["libcoll"]
             rows.append(row)
 
-    columns = ["case", "unit", "libcoll", *paths, "mpi best", "mpi best path", "ratio mpi",
-               "libcoll in-place", "mpi best in-place", "mpi best in-place path",
-               "ratio mpi in-place", "gloo", "ratio gloo"]
+    columns = ["case", "unit", "libcoll", "libcoll ran", *paths, "mpi best", "mpi best path",
+               "ratio mpi", "libcoll in-place", "libcoll ran in-place", "mpi best in-place",
+               "mpi best in-place path", "ratio mpi in-place", "gloo", "ratio gloo"]
     columns = [c for c in columns if any(c in row for row in rows)]
     fmt = lambda v: v if isinstance(v, str) else ("-" if v is None else f"{v:.3g}")  # noqa: E731
     title = (f"# libcoll vs {', '.join(peers) or 'nothing'}: {args.nodes} node(s) x "

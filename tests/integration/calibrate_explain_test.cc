@@ -3,12 +3,15 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <set>
 #include <utility>
 
+#include "coll/comm.hpp"
 #include "coll/model/calibration.hpp"
 #include "read_json.hpp"
 #include "run_command.hpp"
@@ -122,6 +125,37 @@ TEST_F(CostModelCli, SeveralAlgorithmsEndInASummaryWithPredictions) {
     EXPECT_FALSE(predicted.empty()) << size;
     EXPECT_TRUE(measured.count(size.at("winner").get<std::string>())) << size;
     EXPECT_TRUE(predicted.count(size.at("model_pick").get<std::string>())) << size;
+  }
+}
+
+TEST_F(CostModelCli, EveryRowNamesTheAlgorithmThatRan) {
+  // bench/compare.sh reports which algorithm produced libcoll's time from these fields.
+  const std::string json = dir + "/ran.json";
+  const auto result = run_command(
+      collbench("--ranks-per-node 2 -b 8 -e 64K -f 64 -n 2 -w 1 --algo auto,ring --json " + json),
+      120);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const auto report = read_json(json);
+  std::map<std::size_t, std::pair<std::string, std::string>> auto_ran;  // bytes -> out, in place
+  for (const auto& row : report.at("results")) {
+    const std::string ran = row.at("ran"), ran_in_place = row.at("ran_in_place");
+    if (row.at("algorithm") == "ring") {
+      EXPECT_EQ(ran, "ring") << row;
+      EXPECT_EQ(ran_in_place, "ring") << row;
+      continue;
+    }
+    for (const auto& name : {ran, ran_in_place}) {
+      const auto names = coll::Comm::algorithms();
+      EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << row;
+      EXPECT_NE(name, "auto") << row;
+    }
+    auto_ran[row.at("bytes")] = {ran, ran_in_place};
+  }
+  ASSERT_EQ(auto_ran.size(), 3u) << report.at("results");  // 8, 512, 32K
+  for (const auto& size : report.at("summary")) {
+    const auto& [ran, ran_in_place] = auto_ran.at(size.at("bytes"));
+    EXPECT_EQ(size.at("auto_ran"), ran) << size;
+    EXPECT_EQ(size.at("auto_ran_in_place"), ran_in_place) << size;
   }
 }
 
