@@ -180,8 +180,10 @@ def main():
         return statistics.median(values)
 
     def rounds_of(key, size=None):
+        """Every round's value of `key` (at `size`, for sweeps); a collbench that predates the
+        "ran" fields leaves those rounds out."""
         values = samples.get(key, [])
-        return [v[size] for v in values] if size is not None else list(values)
+        return [v[size] for v in values if size in v] if size is not None else list(values)
 
     def with_mpi(row, times, libcoll_time, placement=""):
         """The fastest Open MPI path of `times` (path -> time) and its ratio to libcoll's time."""
