@@ -190,8 +190,8 @@ TEST(CostModel, InPlacePeerReadsWaitForEveryLineThePeersWrote) {
   params.in_place = true;
   const auto in_place = predict("peer_read", params, pair, m);
   ASSERT_TRUE(out_of_place && in_place);
-  // Half the vector is the peer's part of this rank's block: 512 lines.
-  EXPECT_NEAR(in_place->bandwidth_s - out_of_place->bandwidth_s, 512 * 0.28e-6 / 64, 1e-15);
+  // Half the vector is the peer's part of this rank's block: 512 lines of 4.4 ns.
+  EXPECT_NEAR(in_place->bandwidth_s - out_of_place->bandwidth_s, 512 * 4.4e-9, 1e-15);
   EXPECT_NE(in_place->detail.find("in place"), std::string::npos);
   const std::vector<std::string> candidates{"shm", "peer_read"};
   EXPECT_EQ(choose(params, pair, m, candidates), "shm");
@@ -213,6 +213,33 @@ TEST(CostModel, InPlacePeerReadsWaitForEveryLineThePeersWrote) {
   EXPECT_EQ(choice.mapped, "peer_read");
   EXPECT_EQ(choice.mapped_in_place, "shm");
   EXPECT_EQ(selector.choose(64 << 10, true, true), "shm");
+}
+
+// The build VM's fast phase (hand-off timed at 0.06 us), 2 ranks in place: shm 0.78 / 2.48 / 9.9
+// us at 16 / 64 / 256 KiB against peer_read 1.25 / 4.10 / 12.4, which priced lines by the
+// hand-off chose; at 1 MiB peer_read 32.8 against shm 46.3.
+TEST(CostModel, InPlaceLinesCostAsMuchWhateverTheHandOffAndOnlyWhileThePeersCacheThem) {
+  CostParams params = flat(0.5e-6, 0.0714e-9, 0.1e-9);
+  params.peer_buffers_mapped = true;
+  const Shape pair = Shape::uniform(1, 2);
+  auto extra = [&](double handoff, double m) {
+    params.slot_handoff_s = params.peer_line_s = handoff;
+    params.in_place = false;
+    const double out_of_place = total("peer_read", params, pair, m);
+    params.in_place = true;
+    return total("peer_read", params, pair, m) - out_of_place;
+  };
+  EXPECT_NEAR(extra(0.06e-6, 64 << 10), extra(0.28e-6, 64 << 10), 1e-12);
+  // 128 KiB of the peers' share (a 256 KiB vector) at most: 2048 lines.
+  EXPECT_NEAR(extra(0.06e-6, 1 << 20), 2048 * 4.4e-9, 1e-12);
+  EXPECT_NEAR(extra(0.06e-6, 16 << 20), 2048 * 4.4e-9, 1e-12);
+  params.slot_handoff_s = params.peer_line_s = 0.06e-6;
+  params.in_place = true;
+  const std::vector<std::string> candidates{"shm", "peer_read"};
+  for (const double m : {16 << 10, 64 << 10, 256 << 10}) {
+    EXPECT_EQ(choose(params, pair, m, candidates), "shm") << m << " B";
+  }
+  EXPECT_EQ(choose(params, pair, 1 << 20, candidates), "peer_read");
 }
 
 TEST(CostModel, PeerReadsRoundsAreSlotHandOffsCarryingTheCheckWhereTheNodeHasSlots) {

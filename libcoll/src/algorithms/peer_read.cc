@@ -24,7 +24,8 @@
 // (docs/algorithms.md, "Shared buffers"). The block's reduction reads one operand from cache (each
 // peer piece is read into a cache-sized buffer just before it is added), so it moves 2/3 of the
 // memory traffic gamma was measured with (c = a + b, all in memory). In place, the block's lines
-// were last written by the peers, and its reads wait for them to cross cores (kLinesInFlight).
+// were last written by the peers, and its reads wait for them to cross cores
+// (kLineCrossingSeconds).
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -64,11 +65,16 @@ constexpr std::size_t kLineBytes = 64;  // a cache line
 constexpr double kLinesComeBackSlowlySeconds = 0.15e-6;
 
 // In place, the peers' parts of this rank's block are lines their cores wrote in the last call's
-// copy round, so every one crosses cores on its way to the reduction, about this many at a time
-// in the hand-off a line takes (CostParams::peer_line_s). Fit at 2 ranks in the build VM, in place
-// against out of place: 3.2-5 ns more a line at 16 KiB-16 MiB with the slow phase's 0.28 us
-// hand-off, 0.3-3 ns with the fast phase's 0.07 us.
-constexpr double kLinesInFlight = 64;
+// copy round, so each crosses cores on its way to the reduction. Measured at 2 ranks in the build
+// VM, in place against out of place, per line of the peers' share: 3.2-6.6 ns at 16-256 KiB in the
+// slow phase (timed hand-off 0.28 us), 3.2-3.6 ns at 16-64 KiB in the fast one (0.06 us): the
+// hand-off, a polled round trip, moved 4.7x between the phases and a line crossing barely, so a
+// line is priced alone. In the fast phase the extra time stopped growing at 128 KiB of the
+// peers' share (3.3-3.6 us at 256 KiB vectors, 1.2 at 1 MiB): the older lines have left the
+// peers' private caches. In the slow phase it kept growing (21 us at 1 MiB), which the cap
+// misses without changing a choice there: shm's slot rounds cost more in that phase too.
+constexpr double kLineCrossingSeconds = 4.4e-9;
+constexpr double kCrossingLinesAtMostBytes = 128 * 1024;
 
 enum Round : std::uint32_t { kPublished = 0, kReduced = 1, kFinished = 2 };
 
@@ -327,9 +333,12 @@ std::optional<model::Prediction> peer_read_cost(const model::CostParams& params,
   // Every rank reads at once: on a node whose transfers pass a shared host staging path, p flows.
   out.bandwidth_s = 2.0 * peers_share * model::intra_beta(params, p) / (mapped ? 2 : 1);
   out.reduction_s = 2.0 / 3.0 * peers_share * params.gamma_s_per_byte;
+  // Priced where the node's slots timed a hand-off (ranks with a core each): nothing was
+  // measured elsewhere.
   const bool lines_cross = params.in_place && params.peer_line_s > 0;
   if (lines_cross) {
-    out.bandwidth_s += peers_share / kLineBytes * params.peer_line_s / kLinesInFlight;
+    out.bandwidth_s +=
+        std::min(peers_share, kCrossingLinesAtMostBytes) / kLineBytes * kLineCrossingSeconds;
   }
   const std::string rounds =
       (slots ? "3 slot hand-offs" : model::detail_text("3 rounds of %d messages", p - 1)) +
