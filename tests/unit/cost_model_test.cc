@@ -215,9 +215,10 @@ TEST(CostModel, InPlacePeerReadsWaitForEveryLineThePeersWrote) {
   EXPECT_EQ(selector.choose(64 << 10, true, true), "shm");
 }
 
-// The build VM's fast phase (hand-off timed at 0.06 us), 2 ranks in place: shm 0.78 / 2.48 / 9.9
-// us at 16 / 64 / 256 KiB against peer_read 1.25 / 4.10 / 12.4, which priced lines by the
-// hand-off chose; at 1 MiB peer_read 32.8 against shm 46.3.
+// The build VM's fast phase (hand-off timed at 0.08 us), 2 ranks in place: shm 0.74 / 3.19 / 6.36
+// us at 16 / 64 / 128 KiB against peer_read 1.37 / 4.33 / 7.21, which pricing lines by the
+// hand-off chose; at 1 MiB peer_read 33.7 against shm 54.0; at 256 KiB within 5 % of each other
+// (bench/results/in-place-fast-2026-12-05/shm_peer_read_auto_1x2_run1).
 TEST(CostModel, InPlaceLinesCostAsMuchWhateverTheHandOffAndOnlyWhileThePeersCacheThem) {
   CostParams params = flat(0.5e-6, 0.0714e-9, 0.1e-9);
   params.peer_buffers_mapped = true;
@@ -236,7 +237,7 @@ TEST(CostModel, InPlaceLinesCostAsMuchWhateverTheHandOffAndOnlyWhileThePeersCach
   params.slot_handoff_s = params.peer_line_s = 0.06e-6;
   params.in_place = true;
   const std::vector<std::string> candidates{"shm", "peer_read"};
-  for (const double m : {16 << 10, 64 << 10, 256 << 10}) {
+  for (const double m : {16 << 10, 64 << 10, 128 << 10}) {
     EXPECT_EQ(choose(params, pair, m, candidates), "shm") << m << " B";
   }
   EXPECT_EQ(choose(params, pair, 1 << 20, candidates), "peer_read");
