@@ -186,7 +186,6 @@ class SweepReport {
                                : std::nullopt;
     if (predicted) {
       summary_row.predicted_us = predicted->time_us;
-      summary_row.predicted_as = predicted->algorithm;
       json_.field("predicted_us", predicted->time_us)
           .field("predicted_algorithm", predicted->algorithm);
     }
