@@ -4,7 +4,8 @@
 Every round runs collbench and then each peer once (the same sizes, iterations and warm-up), so
 that load on the machine drifts over all of them alike; the table holds the median of the rounds.
 Peers: "mpi" is Open MPI's MPI_Allreduce (bench/peers/mpi_allreduce) on both of its paths, ob1
-(btl vader,self inside a node; btl tcp,self when --nodes > 1) and UCX, each also with its tuned
+(btl vader,self inside a node; btl tcp,self when --nodes > 1, with libcoll's TCP send buffer and
+again without) and UCX, each also with its tuned
 all-reduce algorithm forced to every id --mpi-algorithms lists, and the fastest path per size
 counts; "gloo" is torch.distributed's Gloo (bench/peers/gloo_allreduce.py, needs
 python3-torch). Sweeps compare out-of-place times (Gloo reduces in place only: its in-place time
@@ -34,16 +35,36 @@ TUNED_MALLOC = ("glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=17179869184
 MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-x", "GLIBC_TUNABLES=" + TUNED_MALLOC]
 
 
+def socket_send_buffer():
+    """The TCP send buffer libcoll's sockets get (bytes; None: the kernel's autotuning), as
+    libcoll reads COLL_SOCKET_SNDBUF: by default 256K over loopback, autotuned elsewhere."""
+    value = os.environ.get("COLL_SOCKET_SNDBUF")
+    if value is None:
+        return 256 * 1024 if os.environ.get("COLL_UCX_NET_DEVICES", "lo") == "lo" else None
+    if value == "auto":
+        return None
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    return int(value[:-1]) * units[value[-1]] if value[-1] in units else int(value)
+
+
 def mpi_paths(nodes, algorithms):
     """Open MPI's two paths with the settings that make each fastest here; for each id in
     `algorithms` both paths again with its tuned all-reduce forced to that algorithm (what a
-    dynamic rules file would choose), named mpi-ob1-aID and mpi-ucx-aID."""
+    dynamic rules file would choose), named mpi-ob1-aID and mpi-ucx-aID. Between nodes they get
+    libcoll's TCP send buffer (btl_tcp_sndbuf, UCX_TCP_SNDBUF), and run once more with the
+    kernel's autotuning (mpi-ob1-autobuf, mpi-ucx-autobuf)."""
     ob1 = ["--mca", "pml", "ob1", "--mca", "btl", "tcp,self" if nodes > 1 else "vader,self"]
     # OMPI 4.1 refuses pml ucx without InfiniBand unless any transport and device is allowed.
     ucx = ["--mca", "pml", "ucx", "--mca", "pml_ucx_tls", "any", "--mca", "pml_ucx_devices", "any"]
+    paths = {}
     if nodes > 1:
         ucx += ["-x", "UCX_TLS=tcp,self"]
-    paths = {"mpi-ob1": ob1, "mpi-ucx": ucx}
+        send_buffer = socket_send_buffer()
+        if send_buffer is not None:
+            paths = {"mpi-ob1-autobuf": ob1, "mpi-ucx-autobuf": ucx}
+            ob1 = ob1 + ["--mca", "btl_tcp_sndbuf", str(send_buffer)]
+            ucx = ucx + ["-x", f"UCX_TCP_SNDBUF={send_buffer}"]
+    paths.update({"mpi-ob1": ob1, "mpi-ucx": ucx})
     for algorithm in algorithms:
         forced = ["--mca", "coll_tuned_use_dynamic_rules", "1",
                   "--mca", "coll_tuned_allreduce_algorithm", str(algorithm)]

@@ -46,7 +46,8 @@ TEST(TransportSelection, BothNetworkPathsAreExactAcrossNodes) {
                         json.path(),
                     180);
     ASSERT_EQ(result.exit_code, 0) << result.output;
-    const std::string path = net == "sockets" ? "2 over tcp sockets(lo)" : "2 over tcp(lo)";
+    const std::string path =
+        net == "sockets" ? "2 over tcp sockets(lo), send buffer 256K;" : "2 over tcp(lo);";
     EXPECT_NE(result.output.find(path), std::string::npos) << result.output;
     const auto report = read_json(json.path());
     EXPECT_EQ(report.at("wrong_total"), 0) << net;
@@ -61,6 +62,26 @@ TEST(TransportSelection, UnknownNetworkPathIsAOneLineError) {
   EXPECT_NE(result.output.find("COLL_NET='carrier-pigeon': expected sockets or ucx"),
             std::string::npos)
       << result.output;
+}
+
+// COLL_SOCKET_SNDBUF: `auto` leaves the sockets' send buffers to the kernel (the header says
+// so); a size out of range is a one-line error naming the variable.
+TEST(TransportSelection, SocketSendBufferIsSetOrLeftToTheKernel) {
+  const auto autotuned = run_command("COLL_SOCKET_SNDBUF=auto " + std::string(COLLBENCH_PATH) +
+                                         " --nodes 2" + kSmallSweep,
+                                     60);
+  ASSERT_EQ(autotuned.exit_code, 0) << autotuned.output;
+  EXPECT_NE(autotuned.output.find("2 over tcp sockets(lo), send buffer autotuned"),
+            std::string::npos)
+      << autotuned.output;
+  const auto tiny = run_command(
+      "COLL_SOCKET_SNDBUF=1K " + std::string(COLLBENCH_PATH) + " --nodes 2" + kSmallSweep, 60);
+  EXPECT_NE(tiny.exit_code, 0) << tiny.output;
+  EXPECT_NE(
+      tiny.output.find("COLL_SOCKET_SNDBUF='1K': expected a size from 4K to 1G (such as 256K) "
+                       "or auto"),
+      std::string::npos)
+      << tiny.output;
 }
 
 // The library's TCP settings (larger segments) give way as a whole to any of them in the

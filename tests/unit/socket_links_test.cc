@@ -1,13 +1,15 @@
 // SocketLinks (COLL_NET=sockets): two ranks of two nodes as threads over loopback. Matching by
 // tag in order whether the receive comes before or after its message, a message left in the
 // socket until its receive is posted, messages buffered past a waiting receive, truncation, and
-// a closed connection reported on the surviving side.
+// a closed connection reported on the surviving side; the send buffer each socket gets.
 #include "transport/socket_links.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <fstream>
 #include <functional>
 #include <numeric>
 #include <thread>
@@ -38,14 +40,14 @@ SocketLinks::Result wait_for(SocketLinks& links, SocketLinks::Operation* operati
 
 // Rank 0 and rank 1 on nodes 0 and 1, each running its part with its own links.
 void run_pair(const std::function<void(SocketLinks&)>& zero,
-              const std::function<void(SocketLinks&)>& one) {
+              const std::function<void(SocketLinks&)>& one, std::size_t send_buffer_bytes = 0) {
   coll::StoreServer store("127.0.0.1", 0, "token");
   const std::vector<int> node_of_rank{0, 1};
   std::vector<std::thread> ranks;
   for (int rank = 0; rank < 2; ++rank) {
     ranks.emplace_back([&, rank] {
       auto bootstrap = coll::make_store_bootstrap(store.address(), "token", rank, 2, 20);
-      SocketLinks links(*bootstrap, node_of_rank, "lo");
+      SocketLinks links(*bootstrap, node_of_rank, "lo", send_buffer_bytes);
       (rank == 0 ? zero : one)(links);
       bootstrap->barrier("test/done");
     });
@@ -138,11 +140,11 @@ TEST(SocketLinks, AClosedConnectionIsTheLinksFailure) {
   std::string failure;
   std::thread leaver([&] {
     auto bootstrap = coll::make_store_bootstrap(store.address(), "token", 1, 2, 20);
-    { SocketLinks links(*bootstrap, node_of_rank, "lo"); }  // connects, then closes
+    { SocketLinks links(*bootstrap, node_of_rank, "lo", 0); }  // connects, then closes
     bootstrap->barrier("test/closed");
   });
   auto bootstrap = coll::make_store_bootstrap(store.address(), "token", 0, 2, 20);
-  SocketLinks links(*bootstrap, node_of_rank, "lo");
+  SocketLinks links(*bootstrap, node_of_rank, "lo", 0);
   std::uint32_t value = 0;
   auto* receive = links.receive(1, 1, &value, 4);
   const double give_up = coll::now_seconds() + 20;
@@ -153,11 +155,24 @@ TEST(SocketLinks, AClosedConnectionIsTheLinksFailure) {
   leaver.join();
 }
 
+// Linux caps SO_SNDBUF at net.core.wmem_max and doubles it for its bookkeeping.
+TEST(SocketLinks, EachSocketGetsTheSendBufferAskedFor) {
+  std::ifstream limit_file("/proc/sys/net/core/wmem_max");
+  std::size_t limit = 0;
+  if (!(limit_file >> limit)) GTEST_SKIP() << "net.core.wmem_max is not readable here";
+  for (const std::size_t asked : {std::size_t{64} << 10, std::size_t{256} << 10}) {
+    const std::size_t expected = 2 * std::min(asked, limit);
+    run_pair([&](SocketLinks& links) { EXPECT_EQ(links.kernel_send_buffer(1), expected); },
+             [&](SocketLinks& links) { EXPECT_EQ(links.kernel_send_buffer(0), expected); },
+             asked);
+  }
+}
+
 TEST(SocketLinks, ADeviceWithoutAnAddressIsAClearError) {
   coll::StoreServer store("127.0.0.1", 0, "token");
   auto bootstrap = coll::make_store_bootstrap(store.address(), "token", 0, 1, 20);
   try {
-    SocketLinks links(*bootstrap, {0}, "no-such-device0");
+    SocketLinks links(*bootstrap, {0}, "no-such-device0", 0);
     FAIL() << "expected an error";
   } catch (const coll::Error& error) {
     EXPECT_NE(std::string(error.what())

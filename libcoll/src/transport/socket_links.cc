@@ -124,7 +124,7 @@ struct SocketLinks::Link {
 };
 
 SocketLinks::SocketLinks(Bootstrap& bootstrap, const std::vector<int>& node_of_rank,
-                         const std::string& device) {
+                         const std::string& device, std::size_t send_buffer_bytes) {
   const int me = bootstrap.rank();
   const int size = bootstrap.size();
   const std::string host = ipv4_of(device);
@@ -135,6 +135,9 @@ SocketLinks::SocketLinks(Bootstrap& bootstrap, const std::vector<int>& node_of_r
   links_.resize(static_cast<std::size_t>(size));
   const auto add_link = [&](int peer, Socket socket) {
     set_option(socket.fd(), IPPROTO_TCP, TCP_NODELAY, 1);
+    if (send_buffer_bytes > 0) {
+      set_option(socket.fd(), SOL_SOCKET, SO_SNDBUF, static_cast<int>(send_buffer_bytes));
+    }
     auto link_ptr = std::make_unique<Link>();
     link_ptr->peer = peer;
     link_ptr->socket = std::move(socket);
@@ -200,6 +203,15 @@ SocketLinks::Link& SocketLinks::link(int peer) const {
 
 const std::string& SocketLinks::failure(int peer) const {
   return link(peer).failure;
+}
+
+std::size_t SocketLinks::kernel_send_buffer(int peer) const {
+  int bytes = 0;
+  socklen_t length = sizeof bytes;
+  if (::getsockopt(link(peer).socket.fd(), SOL_SOCKET, SO_SNDBUF, &bytes, &length) != 0) {
+    throw_system_error("getsockopt SO_SNDBUF");
+  }
+  return static_cast<std::size_t>(bytes);
 }
 
 SocketLinks::Operation* SocketLinks::send(int peer, Tag tag, const void* data, std::size_t bytes) {

@@ -26,9 +26,10 @@ class SocketLinks {
   struct Operation;
 
   // Collective over the bootstrap: listens on the IPv4 address of `device` (a network interface
-  // such as "lo" or "eth0") and connects this rank to every rank of another node.
+  // such as "lo" or "eth0") and connects this rank to every rank of another node. Each socket's
+  // send buffer is `send_buffer_bytes` (SO_SNDBUF; 0 leaves it to the kernel's autotuning).
   SocketLinks(Bootstrap& bootstrap, const std::vector<int>& node_of_rank,
-              const std::string& device);
+              const std::string& device, std::size_t send_buffer_bytes);
   ~SocketLinks();
   SocketLinks(const SocketLinks&) = delete;
   SocketLinks& operator=(const SocketLinks&) = delete;
@@ -51,6 +52,8 @@ class SocketLinks {
   bool probe(int peer, Tag tag) const;
   // Why the link to `peer` broke ("" while it works).
   const std::string& failure(int peer) const;
+  // The kernel's send buffer of the link to `peer` (SO_SNDBUF as the kernel reports it).
+  std::size_t kernel_send_buffer(int peer) const;
   // The sockets to wake on: readable, or writable when sends are waiting.
   void add_poll_fds(std::vector<pollfd>& fds) const;
   // After a failure: releases every operation (their buffers may be gone) and closes the links.

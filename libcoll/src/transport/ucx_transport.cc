@@ -24,11 +24,41 @@
 namespace coll {
 namespace {
 
+// Over loopback (emulated nodes of one machine) the wire is the receiving rank's copy out of
+// the socket, which reads the data from cache only while little of it is in flight: the
+// kernel's autotuning grows each send buffer to 4 MiB, and with 4 ranks on 2 cores a 64 MiB
+// all-reduce took 1.3-1.4x longer than with 256 KiB (docs/bandwidth.md). Over a real network the
+// buffer must cover the bandwidth-delay product, which autotuning sizes.
+constexpr std::size_t kLoopbackSendBufferBytes = 256 * 1024;
+constexpr long long kMinSendBufferBytes = 4 * 1024;
+constexpr long long kMaxSendBufferBytes = 1LL << 30;
+
+std::size_t socket_send_buffer_of(const std::string& net_devices) {
+  const auto value = env_string("COLL_SOCKET_SNDBUF");
+  if (!value) return net_devices == "lo" ? kLoopbackSendBufferBytes : 0;
+  if (*value == "auto") return 0;
+  const auto bytes = parse_size(*value);
+  if (!bytes || *bytes < kMinSendBufferBytes || *bytes > kMaxSendBufferBytes) {
+    throw Error(Status::InvalidArgument,
+                "COLL_SOCKET_SNDBUF='" + *value +
+                    "': expected a size from 4K to 1G (such as 256K) or auto");
+  }
+  return static_cast<std::size_t>(*bytes);
+}
+
+// ", send buffer 256K" or ", send buffer autotuned": the collbench header records it.
+std::string socket_send_buffer_text(std::size_t bytes) {
+  if (bytes == 0) return ", send buffer autotuned";
+  return ", send buffer " +
+         (bytes % 1024 == 0 ? std::to_string(bytes / 1024) + "K" : std::to_string(bytes));
+}
+
 struct UcxOptions {
-  std::string local_tls = "sm,self";  // COLL_UCX_LOCAL_TLS
-  bool net_sockets = true;            // COLL_NET: sockets (libcoll's own) or ucx
-  std::string net_tls = "tcp";        // COLL_UCX_NET_TLS
-  std::string net_devices = "lo";     // COLL_UCX_NET_DEVICES
+  std::string local_tls = "sm,self";   // COLL_UCX_LOCAL_TLS
+  bool net_sockets = true;             // COLL_NET: sockets (libcoll's own) or ucx
+  std::string net_tls = "tcp";         // COLL_UCX_NET_TLS
+  std::string net_devices = "lo";      // COLL_UCX_NET_DEVICES
+  std::size_t socket_send_buffer = 0;  // COLL_SOCKET_SNDBUF; 0: the kernel's autotuning
 
   static UcxOptions from_environment() {
     UcxOptions options;
@@ -41,6 +71,7 @@ struct UcxOptions {
     if (auto value = env_string("COLL_UCX_LOCAL_TLS")) options.local_tls = *value;
     if (auto value = env_string("COLL_UCX_NET_TLS")) options.net_tls = *value;
     if (auto value = env_string("COLL_UCX_NET_DEVICES")) options.net_devices = *value;
+    options.socket_send_buffer = socket_send_buffer_of(options.net_devices);
     return options;
   }
 };
@@ -159,7 +190,8 @@ UcxTransport::UcxTransport(Bootstrap& bootstrap, const std::vector<int>& node_of
   const UcxSettings shared_memory = local_settings(options.local_tls, transport_options);
   local_ = std::make_unique<UcxWorker>(options.local_tls, options.net_devices, shared_memory);
   if (any_remote && options.net_sockets) {
-    sockets_ = std::make_unique<SocketLinks>(bootstrap, node_of_rank, options.net_devices);
+    sockets_ = std::make_unique<SocketLinks>(bootstrap, node_of_rank, options.net_devices,
+                                             options.socket_send_buffer);
   } else if (any_remote) {
     net_ = std::make_unique<UcxWorker>(options.net_tls, options.net_devices,
                                        net_settings(options.net_tls));
@@ -203,6 +235,7 @@ UcxTransport::UcxTransport(Bootstrap& bootstrap, const std::vector<int>& node_of
   if (any_remote) {
     description_ += ", " + std::to_string(size - 1 - local_peers) + " over " +
                     (sockets_ ? "tcp sockets" : options.net_tls) + "(" + options.net_devices + ")";
+    if (sockets_) description_ += socket_send_buffer_text(options.socket_send_buffer);
   }
   int readable = 0;
   for (int peer = 0; peer < size; ++peer)
