@@ -16,6 +16,10 @@ Config Config::from_environment() {
   }
   if (auto value = env_integer("COLL_SEGMENT_BYTES", 64, 1LL << 30, true)) {
     config.tuning.segment_bytes = static_cast<std::size_t>(*value);
+    config.tuning.net_segment_bytes = config.tuning.segment_bytes;
+  }
+  if (auto value = env_integer("COLL_NET_SEGMENT_BYTES", 64, 1LL << 30, true)) {
+    config.tuning.net_segment_bytes = static_cast<std::size_t>(*value);
   }
   if (auto value = env_integer("COLL_WINDOW", 1, 64))
     config.tuning.window = static_cast<int>(*value);

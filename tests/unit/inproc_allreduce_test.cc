@@ -95,6 +95,7 @@ void run_rank(const coll::AlgorithmInfo& info, const std::shared_ptr<coll::Inpro
     void* out = c.in_place ? send.data() : recv.data();
     coll::Tuning tuning;
     tuning.segment_bytes = c.segment_bytes;
+    tuning.net_segment_bytes = c.segment_bytes;
     const coll::CollectiveContext context{
         *transport, pool, group, node_of_rank, coll::TagSpace(++sequence, 0), tuning};
     try {

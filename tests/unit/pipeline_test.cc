@@ -17,9 +17,21 @@ TEST(Segmentation, CutsIntoTheWantedSize) {
   EXPECT_EQ(Segmentation(10, 100, 1).elems(), 10u);  // never longer than the block
   EXPECT_EQ(Segmentation(10, 0, 1).elems(), 1u);     // a segment smaller than one element
   EXPECT_EQ(Segmentation(0, 100, 1).segments(), 0u);
+}
+
+// COLL_NET_SEGMENT_BYTES holds for a group whose ranks are on several nodes, COLL_SEGMENT_BYTES
+// for one inside a node, whatever the whole communicator spans.
+TEST(Segmentation, AGroupAcrossNodesPipelinesInTheNetworksUnit) {
   Tuning tuning;
   tuning.segment_bytes = 4096;
-  EXPECT_EQ(Segmentation::of(tuning, 4, 1 << 20, 1).elems(), 1024u);
+  tuning.net_segment_bytes = 1 << 20;
+  const std::vector<int> node_of_rank{0, 0, 1, 1};
+  const Group node_one{{2, 3}, 0};
+  const Group across{{1, 2}, 1};
+  EXPECT_FALSE(spans_nodes(node_one, node_of_rank));
+  EXPECT_TRUE(spans_nodes(across, node_of_rank));
+  EXPECT_EQ(tuning.segment_bytes_for(spans_nodes(node_one, node_of_rank)), 4096u);
+  EXPECT_EQ(tuning.segment_bytes_for(spans_nodes(across, node_of_rank)), std::size_t{1} << 20);
 }
 
 TEST(Segmentation, PiecesCoverEveryBlockExactly) {

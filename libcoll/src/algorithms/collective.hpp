@@ -2,6 +2,7 @@
 // the services it may use (transport, staging pool, tags, tuning).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -115,6 +116,14 @@ class CallCheck {
   virtual void compared_all() = 0;
 };
 
+// Whether the group's ranks are on more than one node (`node_of_rank` by global rank).
+inline bool spans_nodes(const Group& group, const std::vector<int>& node_of_rank) {
+  const int first = node_of_rank[static_cast<std::size_t>(group.global(0))];
+  return std::any_of(group.ranks.begin(), group.ranks.end(), [&](int rank) {
+    return node_of_rank[static_cast<std::size_t>(rank)] != first;
+  });
+}
+
 struct CollectiveContext {
   Transport& transport;
   BufferPool& pool;
@@ -130,6 +139,11 @@ struct CollectiveContext {
   // algorithm that lets it choose a level's algorithm (AlgorithmInfo::asks_cost_model); only
   // over the communicator's whole group. Null: none.
   const Selector* cost_model = nullptr;
+
+  // The pipelining unit: the network's where the group's ranks are on several nodes.
+  std::size_t segment_bytes() const {
+    return tuning.segment_bytes_for(spans_nodes(group, node_of_rank));
+  }
 
   // The same collective over another group of its ranks in the same tag stage; the argument
   // check stays with the whole collective, and the cost model, which prices the communicator's

@@ -29,8 +29,7 @@ class HalvingDoubling {
         me_(context.group.me),
         pairs_(n_),
         // Message index = step * segments + segment, for 2 log2(p) + 2 steps.
-        cut_(Segmentation::of(context.tuning, elem_, args.count,
-                              2 * std::size_t(pairs_.steps()) + 2)) {}
+        cut_(Segmentation::of(context, elem_, args.count, 2 * std::size_t(pairs_.steps()) + 2)) {}
 
   void run() {
     const int steps = pairs_.steps();

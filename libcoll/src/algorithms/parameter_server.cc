@@ -42,7 +42,7 @@ void parameter_server_allreduce(const CollectiveContext& context, const Allreduc
   const std::vector<int> servers = ps_servers(context.node_of_member(), context.tuning);
   const Partition shards(args.count, servers.size());
   // A push and a pull message per segment.
-  const Segmentation cut = Segmentation::of(context.tuning, elem, shards.max_length(), 2);
+  const Segmentation cut = Segmentation::of(context, elem, shards.max_length(), 2);
   const std::size_t segments = cut.segments();
   auto piece = [&](std::size_t shard, std::size_t index) {  // (offset, length) in elements
     const Piece part = cut.piece(shards.length(shard), index);
@@ -192,8 +192,9 @@ std::optional<model::Prediction> parameter_server_cost(const model::CostParams& 
   const double ports = std::max(top(port_out), top(port_in));
   const double nics = std::max(top(nic_out), top(nic_in)) * params.inter.beta_s_per_byte;
   const double staging = top(staged) * params.staging_beta_s_per_byte;
-  const double segments = std::max(
-      1.0, std::ceil(shard / static_cast<double>(std::max<std::size_t>(1, tuning.segment_bytes))));
+  const double segments =
+      std::max(1.0, std::ceil(shard / static_cast<double>(std::max<std::size_t>(
+                                          1, tuning.segment_bytes_for(shape.nodes > 1)))));
   const double both = std::max(top(port_both), top(nic_both) * params.inter.beta_s_per_byte);
   out.latency_s = 2 * std::max(top(lat_out), top(lat_in));
   out.bandwidth_s = std::max({both, (1 + 1 / segments) * std::max(ports, nics), 2 * staging});

@@ -22,10 +22,11 @@ class Segmentation {
   // most `longest`); when an algorithm numbers `messages_per_segment` messages per segment,
   // segments grow until segments() * messages_per_segment fits TagSpace::kMaxMessages.
   Segmentation(std::size_t longest, std::size_t wanted, std::size_t messages_per_segment);
-  // From the tuning: COLL_SEGMENT_BYTES worth of elements of `elem_bytes`.
-  static Segmentation of(const Tuning& tuning, std::size_t elem_bytes, std::size_t longest,
-                         std::size_t messages_per_segment) {
-    return {longest, tuning.segment_bytes / elem_bytes, messages_per_segment};
+  // The context's pipelining unit (COLL_SEGMENT_BYTES, or COLL_NET_SEGMENT_BYTES where its group
+  // spans nodes) worth of elements of `elem_bytes`.
+  static Segmentation of(const CollectiveContext& context, std::size_t elem_bytes,
+                         std::size_t longest, std::size_t messages_per_segment) {
+    return {longest, context.segment_bytes() / elem_bytes, messages_per_segment};
   }
 
   std::size_t elems() const { return elems_; }        // elements per segment

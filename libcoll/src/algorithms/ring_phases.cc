@@ -17,9 +17,9 @@ namespace {
 // Where block b's segments lie: the caller's bounds cut into pipeline segments.
 class RingBlocks {
  public:
-  RingBlocks(RingBounds bounds, const Tuning& tuning, std::size_t elem_bytes, int steps)
+  RingBlocks(RingBounds bounds, const CollectiveContext& context, std::size_t elem_bytes, int steps)
       : bounds_(bounds),
-        segmentation_(Segmentation::of(tuning, elem_bytes, longest(bounds),
+        segmentation_(Segmentation::of(context, elem_bytes, longest(bounds),
                                        static_cast<std::size_t>(std::max(1, steps)))) {}
 
   const Segmentation& segmentation() const { return segmentation_; }
@@ -59,7 +59,7 @@ void run_steps(const CollectiveContext& context, const AllreduceArgs& args, Ring
   }
 
   const RingSchedule ring(group.size(), group.me);
-  const RingBlocks blocks(bounds, context.tuning, elem, ring.steps());
+  const RingBlocks blocks(bounds, context, elem, ring.steps());
   const int right = group.global(group.index_after(1));
   const int left = group.global(group.index_after(-1));
   const std::size_t segments = blocks.segmentation().segments();

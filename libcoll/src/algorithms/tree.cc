@@ -39,7 +39,7 @@ void tree_allreduce(const CollectiveContext& context, const AllreduceArgs& args)
 
   const Partition halves(args.count, 2);
   // Message index = (segment * 2 + tree) * kKinds + kind: 2 * kKinds messages per segment.
-  const Segmentation cut = Segmentation::of(context.tuning, elem, halves.max_length(), 2 * kKinds);
+  const Segmentation cut = Segmentation::of(context, elem, halves.max_length(), 2 * kKinds);
   const std::size_t segments = cut.segments();
   auto range = [&](int tree, std::size_t index, std::size_t& offset) {
     const auto half = static_cast<std::size_t>(tree);

@@ -15,7 +15,7 @@ class Chain {
   Chain(const CollectiveContext& context, int root, std::size_t count, DataType type)
       : group_(context.group), root_(root), count_(count) {
     const std::size_t elem = dtype_size(type);
-    segment_ = std::max<std::size_t>(1, context.tuning.segment_bytes / elem);
+    segment_ = std::max<std::size_t>(1, context.segment_bytes() / elem);
     // Keep the segment index within the tag's message bits.
     segment_ = std::max(segment_, (count + TagSpace::kMaxMessages - 1) / TagSpace::kMaxMessages);
     segments_ = (count + segment_ - 1) / segment_;
