@@ -28,8 +28,8 @@ class SocketLinks {
   // Collective over the bootstrap: listens on the IPv4 address of `device` (a network interface
   // such as "lo" or "eth0") and connects this rank to every rank of another node. Each socket's
   // send buffer is `send_buffer_bytes` (SO_SNDBUF; 0 leaves it to the kernel's autotuning).
-  SocketLinks(Bootstrap& bootstrap, const std::vector<int>& node_of_rank,
-              const std::string& device, std::size_t send_buffer_bytes);
+  SocketLinks(Bootstrap& bootstrap, const std::vector<int>& node_of_rank, const std::string& device,
+              std::size_t send_buffer_bytes);
   ~SocketLinks();
   SocketLinks(const SocketLinks&) = delete;
   SocketLinks& operator=(const SocketLinks&) = delete;
