@@ -67,9 +67,8 @@ TEST(TransportSelection, UnknownNetworkPathIsAOneLineError) {
 // COLL_SOCKET_SNDBUF: `auto` leaves the sockets' send buffers to the kernel (the header says
 // so); a size out of range is a one-line error naming the variable.
 TEST(TransportSelection, SocketSendBufferIsSetOrLeftToTheKernel) {
-  const auto autotuned = run_command("COLL_SOCKET_SNDBUF=auto " + std::string(COLLBENCH_PATH) +
-                                         " --nodes 2" + kSmallSweep,
-                                     60);
+  const auto autotuned = run_command(
+      "COLL_SOCKET_SNDBUF=auto " + std::string(COLLBENCH_PATH) + " --nodes 2" + kSmallSweep, 60);
   ASSERT_EQ(autotuned.exit_code, 0) << autotuned.output;
   EXPECT_NE(autotuned.output.find("2 over tcp sockets(lo), send buffer autotuned"),
             std::string::npos)

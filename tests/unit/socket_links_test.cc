@@ -163,8 +163,7 @@ TEST(SocketLinks, EachSocketGetsTheSendBufferAskedFor) {
   for (const std::size_t asked : {std::size_t{64} << 10, std::size_t{256} << 10}) {
     const std::size_t expected = 2 * std::min(asked, limit);
     run_pair([&](SocketLinks& links) { EXPECT_EQ(links.kernel_send_buffer(1), expected); },
-             [&](SocketLinks& links) { EXPECT_EQ(links.kernel_send_buffer(0), expected); },
-             asked);
+             [&](SocketLinks& links) { EXPECT_EQ(links.kernel_send_buffer(0), expected); }, asked);
   }
 }
 
