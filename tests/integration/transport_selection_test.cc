@@ -16,6 +16,12 @@ using coll::testing::ScratchFile;
 
 const std::string kSmallSweep = " --ranks-per-node 2 -b 8 -e 8 -n 1 -w 0 -d float";
 
+// collbench's small sweep on 2 nodes x 2 ranks under `environment` (VAR=value ...).
+coll::testing::CommandResult run_on_two_nodes(const std::string& environment) {
+  return run_command(environment + " " + std::string(COLLBENCH_PATH) + " --nodes 2" + kSmallSweep,
+                     60);
+}
+
 TEST(TransportSelection, InprocRefusesRanksInSeveralProcesses) {
   const auto result =
       run_command("COLL_TRANSPORT=inproc " + std::string(COLLBENCH_PATH) + kSmallSweep, 60);
@@ -56,8 +62,7 @@ TEST(TransportSelection, BothNetworkPathsAreExactAcrossNodes) {
 }
 
 TEST(TransportSelection, UnknownNetworkPathIsAOneLineError) {
-  const auto result = run_command(
-      "COLL_NET=carrier-pigeon " + std::string(COLLBENCH_PATH) + " --nodes 2" + kSmallSweep, 60);
+  const auto result = run_on_two_nodes("COLL_NET=carrier-pigeon");
   EXPECT_NE(result.exit_code, 0) << result.output;
   EXPECT_NE(result.output.find("COLL_NET='carrier-pigeon': expected sockets or ucx"),
             std::string::npos)
@@ -67,14 +72,12 @@ TEST(TransportSelection, UnknownNetworkPathIsAOneLineError) {
 // COLL_SOCKET_SNDBUF: `auto` leaves the sockets' send buffers to the kernel (the header says
 // so); a size out of range is a one-line error naming the variable.
 TEST(TransportSelection, SocketSendBufferIsSetOrLeftToTheKernel) {
-  const auto autotuned = run_command(
-      "COLL_SOCKET_SNDBUF=auto " + std::string(COLLBENCH_PATH) + " --nodes 2" + kSmallSweep, 60);
+  const auto autotuned = run_on_two_nodes("COLL_SOCKET_SNDBUF=auto");
   ASSERT_EQ(autotuned.exit_code, 0) << autotuned.output;
   EXPECT_NE(autotuned.output.find("2 over tcp sockets(lo), send buffer autotuned"),
             std::string::npos)
       << autotuned.output;
-  const auto tiny = run_command(
-      "COLL_SOCKET_SNDBUF=1K " + std::string(COLLBENCH_PATH) + " --nodes 2" + kSmallSweep, 60);
+  const auto tiny = run_on_two_nodes("COLL_SOCKET_SNDBUF=1K");
   EXPECT_NE(tiny.exit_code, 0) << tiny.output;
   EXPECT_NE(
       tiny.output.find("COLL_SOCKET_SNDBUF='1K': expected a size from 4K to 1G (such as 256K) "

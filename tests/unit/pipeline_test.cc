@@ -32,6 +32,9 @@ TEST(Segmentation, AGroupAcrossNodesPipelinesInTheNetworksUnit) {
   EXPECT_TRUE(spans_nodes(across, node_of_rank));
   EXPECT_EQ(tuning.segment_bytes_for(spans_nodes(node_one, node_of_rank)), 4096u);
   EXPECT_EQ(tuning.segment_bytes_for(spans_nodes(across, node_of_rank)), std::size_t{1} << 20);
+  EXPECT_EQ(Segmentation(1 << 20, tuning.segment_bytes_for(false) / 4, 1).elems(), 1024u);
+  EXPECT_EQ(tuning.segments_in(10000, false), 3.0);  // 4096-byte segments, the last one short
+  EXPECT_EQ(tuning.segments_in(0, true), 1.0);
 }
 
 TEST(Segmentation, PiecesCoverEveryBlockExactly) {

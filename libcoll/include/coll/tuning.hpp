@@ -2,7 +2,9 @@
 // them too, so tools that predict (collbench --explain, --model-only) see the same values.
 #pragma once
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -23,6 +25,11 @@ struct Tuning {
   // The pipelining unit of a collective over ranks of one node or of several.
   std::size_t segment_bytes_for(bool spans_nodes) const {
     return spans_nodes ? net_segment_bytes : segment_bytes;
+  }
+  // The segments (at least 1) a block of `bytes` is cut into, as the cost model counts them.
+  double segments_in(double bytes, bool spans_nodes) const {
+    const auto unit = static_cast<double>(std::max<std::size_t>(1, segment_bytes_for(spans_nodes)));
+    return std::max(1.0, std::ceil(bytes / unit));
   }
   int window = 4;                   // COLL_WINDOW: receives kept in flight
   int ps_servers = 0;               // COLL_PS_SERVERS: parameter-server shards (0: every rank)

@@ -135,9 +135,7 @@ std::optional<model::Prediction> direct_cost(const model::CostParams& params,
   const double intra = (local - 1) * m * model::intra_beta(params, local);
   const double inter =
       double(p - local) * (params.nic_shared ? local : 1) * m * params.inter.beta_s_per_byte;
-  const double segments =
-      std::max(1.0, std::ceil(m / static_cast<double>(std::max<std::size_t>(
-                                      1, tuning.segment_bytes_for(shape.nodes > 1)))));
+  const double segments = tuning.segments_in(m, shape.nodes > 1);
   out.latency_s = segments * (shape.nodes > 1 ? std::max(params.intra.alpha_s, params.inter.alpha_s)
                                               : params.intra.alpha_s);
   out.bandwidth_s = intra + inter;

@@ -192,9 +192,7 @@ std::optional<model::Prediction> parameter_server_cost(const model::CostParams& 
   const double ports = std::max(top(port_out), top(port_in));
   const double nics = std::max(top(nic_out), top(nic_in)) * params.inter.beta_s_per_byte;
   const double staging = top(staged) * params.staging_beta_s_per_byte;
-  const double segments =
-      std::max(1.0, std::ceil(shard / static_cast<double>(std::max<std::size_t>(
-                                          1, tuning.segment_bytes_for(shape.nodes > 1)))));
+  const double segments = tuning.segments_in(shard, shape.nodes > 1);
   const double both = std::max(top(port_both), top(nic_both) * params.inter.beta_s_per_byte);
   out.latency_s = 2 * std::max(top(lat_out), top(lat_in));
   out.bandwidth_s = std::max({both, (1 + 1 / segments) * std::max(ports, nics), 2 * staging});
