@@ -32,7 +32,9 @@ constexpr const char* kHelp =
     "  --node-sizes A,B,...    uneven nodes: ranks on each node\n"
     "  -h, --help              this help\n"
     "\n"
-    "COLL_LAUNCH_GRACE: seconds the other ranks get to report a failure before being killed.\n";
+    "COLL_LAUNCH_GRACE: seconds the other ranks get to report a failure before being killed.\n"
+    "COLL_BIND: core (default) pins rank r to the r-th CPU collrun may use, round robin;\n"
+    "none leaves the ranks to the scheduler.\n";
 
 int usage(const std::string& message) {
   std::fprintf(stderr, "collrun: error: %s (%s)\n", message.c_str(), kUsage);

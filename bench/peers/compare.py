@@ -32,7 +32,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 # come pre-touched from its pool; the peer gets the same advantage.
 TUNED_MALLOC = ("glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=17179869184:"
                 "glibc.malloc.top_pad=268435456")
-MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-x", "GLIBC_TUNABLES=" + TUNED_MALLOC]
+# Ranks pinned to cores round robin, as collbench's launcher pins its own (COLL_BIND=core, the
+# default): Open MPI pins by itself only ranks that do not outnumber the cores.
+BIND = "none" if os.environ.get("COLL_BIND") == "none" else "core:overload-allowed"
+MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", BIND,
+          "-x", "GLIBC_TUNABLES=" + TUNED_MALLOC]
 
 
 def socket_send_buffer():

@@ -1,10 +1,13 @@
 // collrun as a launcher people know from mpirun: --help, -np, programs found on PATH, and a
-// clear error or warning instead of a confusing failure.
+// clear error or warning instead of a confusing failure; ranks pinned to cores as mpirun pins them.
 #include <gtest/gtest.h>
 #include <sched.h>
 #include <sys/stat.h>
 
 #include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
 
 #include "run_command.hpp"
 #include "scratch_file.hpp"
@@ -92,6 +95,57 @@ TEST(Collrun, WarnsWhenRanksOutnumberCoresAndOnlyThen) {
   const auto fits = run_command(collrun("-np 1 true"), 30);
   EXPECT_EQ(fits.exit_code, 0) << fits.output;
   EXPECT_EQ(fits.output.find("warning"), std::string::npos) << fits.output;
+}
+
+// What /proc/self/status says of the CPUs a process may run on: "0-1", "1".
+std::string allowed_cpus_line(const std::string& status) {
+  const std::string key = "Cpus_allowed_list:\t";
+  const auto at = status.find(key);
+  if (at == std::string::npos) return "";
+  const auto start = at + key.size();
+  return status.substr(start, status.find('\n', start) - start);
+}
+
+// Rank r's line of `grep Cpus_allowed_list /proc/self/status` run by collrun: "[rank r] " starts
+// it, except for rank 0, whose output collrun passes through as it is.
+std::string rank_cpus(const std::string& output, int rank) {
+  const std::string line = (rank == 0 ? "\n" : "[rank " + std::to_string(rank) + "] ") +
+                           std::string("Cpus_allowed_list:");
+  const auto at = ("\n" + output).find(line);
+  return at == std::string::npos ? "" : allowed_cpus_line(output.substr(at));
+}
+
+TEST(Collrun, PinsEachRankToACoreRoundRobinUnlessToldNot) {
+  cpu_set_t set;
+  ASSERT_EQ(::sched_getaffinity(0, sizeof set, &set), 0);
+  std::vector<int> cpus;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+  }
+  const int ranks = static_cast<int>(cpus.size()) + 1;  // one core gets two ranks
+  const std::string show = " grep Cpus_allowed_list /proc/self/status";
+
+  const auto pinned = run_command(collrun("-np " + std::to_string(ranks) + show), 60);
+  ASSERT_EQ(pinned.exit_code, 0) << pinned.output;
+  for (int rank = 0; rank < ranks; ++rank) {
+    EXPECT_EQ(rank_cpus(pinned.output, rank), std::to_string(cpus[rank % cpus.size()]))
+        << "rank " << rank << ": " << pinned.output;
+  }
+
+  std::ifstream own_status("/proc/self/status");
+  const std::string own((std::istreambuf_iterator<char>(own_status)), {});
+  const auto free = run_command("COLL_BIND=none " + collrun("-np 2" + show), 60);
+  ASSERT_EQ(free.exit_code, 0) << free.output;
+  for (int rank = 0; rank < 2; ++rank) {
+    EXPECT_EQ(rank_cpus(free.output, rank), allowed_cpus_line(own)) << free.output;
+  }
+
+  const auto wrong = run_command("COLL_BIND=socket " + collrun("-np 2 true"), 30);
+  EXPECT_NE(wrong.exit_code, 0) << wrong.output;
+  EXPECT_NE(
+      wrong.output.find("COLL_BIND='socket': expected core (pin each rank to a core) or none"),
+      std::string::npos)
+      << wrong.output;
 }
 
 }  // namespace

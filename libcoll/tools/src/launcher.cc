@@ -20,6 +20,7 @@
 #include "coll/clock.hpp"
 #include "coll/env.hpp"
 #include "coll/error.hpp"
+#include "coll/tools/core_binding.hpp"
 #include "coll/tools/stall_diagnosis.hpp"
 
 extern char** environ;
@@ -70,7 +71,9 @@ std::vector<char*> c_strings(std::vector<std::string>& strings) {
   return pointers;
 }
 
-void spawn(RankProcess& process, const LaunchSpec& spec, std::vector<std::string> env) {
+// `pin`: the CPUs the rank may run on, or null to leave it to the scheduler.
+void spawn(RankProcess& process, const LaunchSpec& spec, std::vector<std::string> env,
+           const cpu_set_t* pin) {
   int out[2] = {-1, -1};
   int err[2];
   if (process.rank != 0 && ::pipe2(out, O_CLOEXEC) != 0) throw_system_error("pipe");
@@ -86,6 +89,7 @@ void spawn(RankProcess& process, const LaunchSpec& spec, std::vector<std::string
     // Only async-signal-safe calls from here to exec: the parent has threads.
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // a killed launcher takes its ranks with it
     if (::getppid() != parent) ::_exit(127);
+    if (pin != nullptr) ::sched_setaffinity(0, sizeof *pin, pin);
     if (out[1] >= 0) ::dup2(out[1], STDOUT_FILENO);
     ::dup2(err[1], STDERR_FILENO);
     ::execve(argv_c[0], argv_c.data(), env_c.data());
@@ -276,6 +280,7 @@ int launch_local(const LaunchSpec& spec) {
   }
   if (size < 1) throw Error(Status::InvalidArgument, "the launcher needs at least one rank");
   const double grace_s = env_seconds("COLL_LAUNCH_GRACE").value_or(spec.grace_s);
+  const bool pin_ranks = pin_ranks_from_env();
   StoreServer store("127.0.0.1", 0, make_job_token(), size);
   struct sigaction action {};
   action.sa_handler = on_signal;
@@ -285,7 +290,8 @@ int launch_local(const LaunchSpec& spec) {
   for (int node = 0, r = 0; node < static_cast<int>(node_sizes.size()); ++node) {
     for (int local = 0; local < node_sizes[static_cast<std::size_t>(node)]; ++local, ++r) {
       ranks[r].rank = r;
-      spawn(ranks[r], spec, rank_environment(r, size, node, local, store));
+      const auto core = pin_ranks ? std::optional(core_of_rank(r)) : std::nullopt;
+      spawn(ranks[r], spec, rank_environment(r, size, node, local, store), core ? &*core : nullptr);
     }
   }
 
