@@ -142,16 +142,7 @@ def replay(args, rank, ranks):
             "median_ms": median, "wrong": wrong, "iteration_ms": per_iteration}
 
 
-def pin_to_core(rank):
-    """Pins this rank as collbench's launcher pins its own (COLL_BIND=core, the default): to the
-    rank-th of the CPUs this process may run on, round robin."""
-    if os.environ.get("COLL_BIND") != "none":
-        cpus = sorted(os.sched_getaffinity(0))
-        os.sched_setaffinity(0, {cpus[rank % len(cpus)]})
-
-
 def rank_main(rank, args, port, failures):
-    pin_to_core(rank)
     os.environ["GLOO_SOCKET_IFNAME"] = "lo"
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
                             world_size=args.ranks)
