@@ -280,7 +280,7 @@ int launch_local(const LaunchSpec& spec) {
   }
   if (size < 1) throw Error(Status::InvalidArgument, "the launcher needs at least one rank");
   const double grace_s = env_seconds("COLL_LAUNCH_GRACE").value_or(spec.grace_s);
-  const bool pin_ranks = pin_ranks_from_env();
+  const RankPinning pinning = RankPinning::from_env();
   StoreServer store("127.0.0.1", 0, make_job_token(), size);
   struct sigaction action {};
   action.sa_handler = on_signal;
@@ -290,8 +290,7 @@ int launch_local(const LaunchSpec& spec) {
   for (int node = 0, r = 0; node < static_cast<int>(node_sizes.size()); ++node) {
     for (int local = 0; local < node_sizes[static_cast<std::size_t>(node)]; ++local, ++r) {
       ranks[r].rank = r;
-      const auto core = pin_ranks ? std::optional(core_of_rank(r)) : std::nullopt;
-      spawn(ranks[r], spec, rank_environment(r, size, node, local, store), core ? &*core : nullptr);
+      spawn(ranks[r], spec, rank_environment(r, size, node, local, store), pinning.core_of(r));
     }
   }
 

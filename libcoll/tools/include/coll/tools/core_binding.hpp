@@ -11,13 +11,19 @@
 
 namespace coll::tools {
 
-// COLL_BIND: "core" (the default) pins rank r to the r-th CPU this process may run on, round
-// robin (ranks 0 and 2 share the first of two cores, 1 and 3 the second); "none" leaves the
-// ranks to the scheduler. Anything else throws InvalidArgument naming the variable.
-bool pin_ranks_from_env();
+class RankPinning {
+ public:
+  // COLL_BIND: "core" (the default) pins rank r to the r-th CPU this process may run on, round
+  // robin (ranks 0 and 2 share the first of two cores, 1 and 3 the second); "none" leaves the
+  // ranks to the scheduler. Anything else throws InvalidArgument naming the variable; a process
+  // whose CPUs cannot be read throws SystemError.
+  static RankPinning from_env();
 
-// The CPU set rank `rank` of a job is pinned to: one CPU of those this process may run on, taken
-// round robin in their order. Throws SystemError when the process's CPUs cannot be read.
-cpu_set_t core_of_rank(int rank);
+  // The CPU set rank `rank` is pinned to, or null when ranks are left to the scheduler.
+  const cpu_set_t* core_of(int rank) const;
+
+ private:
+  std::vector<cpu_set_t> cores_;  // one single-CPU set per CPU this process may use; empty: none
+};
 
 }  // namespace coll::tools
