@@ -156,8 +156,11 @@ EmulatedCell measure(const EmulationRun& run, const Strategy& strategy, const st
   const double gradient_bytes =  // fp32, as the tables price them
       4.0 * load_model_table(run.options.models_dir, model, modelled.variant).total_elements();
   double load = 0;
+  // On the virtual clock this machine's cores and load do not enter the emulated times.
   const std::string warning =
-      emulation_warning(modelled, gradient_bytes, run.options.time_scale, run.machine, load);
+      run.options.virtual_clock
+          ? ""
+          : emulation_warning(modelled, gradient_bytes, run.options.time_scale, run.machine, load);
   std::fprintf(stderr, "collbench: emulating %s\n", cell_name(modelled).c_str());
   if (!warning.empty()) {
     std::fprintf(stderr, "collbench: warning: %s: %s\n", cell_name(modelled).c_str(),
@@ -202,12 +205,17 @@ std::string markdown(const Options& options, const std::string& links, const Mac
                        "The paper's Tables 6 and 7, emulated on this machine beside the "
                        "cost model")
       << "# emulation: COLL_TRANSPORT=shaped:ucx COLL_CHECK_ARGS=0 COLL_SHAPE=" << links << "; "
-      << options.iterations << " iteration(s) after " << options.warmup
-      << " warm-up, medians; times divided by K; forward is not replayed (iteration = model's "
-         "forward + measured backward + exposed)\n"
+      << options.iterations << " iteration(s) after " << options.warmup << " warm-up, medians; "
+      << (options.virtual_clock
+              ? "times on the virtual clock (messages carry their emulated arrival, compute "
+                "advances it; the reductions' own time is not charged)"
+              : "times divided by K")
+      << "; forward is not replayed (iteration = model's forward + measured backward + "
+         "exposed)\n"
       << "# deviation = (emulated - model) / model; this machine: " << machine.cores
       << " cores at load " << number(machine.others_load) << ", a thread wakes "
-      << ms(machine.wake_s * 1e3) << " ms late from a short sleep\n\n"
+      << ms(machine.wake_s * 1e3) << " ms late from a short sleep"
+      << (options.virtual_clock ? " (neither enters virtual times)" : "") << "\n\n"
       << "| model | strategy | GPUs | comm model (ms) | comm emulated (ms) | comm deviation | "
          "exposed model (ms) | exposed emulated (ms) | exposed deviation | iteration emulated "
          "(ms) | CPU load | warning |\n"
@@ -223,8 +231,9 @@ std::string markdown(const Options& options, const std::string& links, const Mac
     out << ms(cell.comm_ms) << " | " << signed_percent(deviation(cell.comm_ms, m.comm_ms)) << " | "
         << ms(m.exposed_ms) << " | " << ms(cell.exposed_ms) << " | "
         << signed_percent(deviation(cell.exposed_ms, m.exposed_ms)) << " | "
-        << ms(m.forward_ms + cell.backward_ms + cell.exposed_ms) << " | " << percent(cell.cpu_load)
-        << " | " << (cell.warning.empty() ? "-" : cell.warning) << " |\n";
+        << ms(m.forward_ms + cell.backward_ms + cell.exposed_ms) << " | "
+        << (options.virtual_clock ? "-" : percent(cell.cpu_load)) << " | "
+        << (cell.warning.empty() ? "-" : cell.warning) << " |\n";
   }
   return out.str();
 }
@@ -334,7 +343,8 @@ std::string emulation_warning(const TableCell& cell, double gradient_bytes, doub
 
 int run_emulated_tables(const Options& options) {
   const auto params = table_params(options);
-  const std::string links = shape_of(params, options.time_scale);
+  const std::string links =
+      shape_of(params, options.time_scale) + (options.virtual_clock ? ",clock=virtual" : "");
   const MachineLimits machine = MachineLimits::measure();
   const fs::path dir =
       fs::temp_directory_path() / ("collbench-emulate-" + std::to_string(::getpid()));
@@ -368,6 +378,7 @@ int run_emulated_tables(const Options& options) {
   doc["cost_model"] = params.source;
   doc["shape"] = links;
   doc["time_scale"] = options.time_scale;
+  doc["clock"] = options.virtual_clock ? "virtual" : "real";
   doc["machine"] = {
       {"cores", machine.cores}, {"load", machine.others_load}, {"wake_ms", machine.wake_s * 1e3}};
   nlohmann::ordered_json list = nlohmann::ordered_json::array();

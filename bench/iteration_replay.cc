@@ -1,11 +1,9 @@
 #include "iteration_replay.hpp"
 
-#include <chrono>
 #include <cstdio>
-#include <thread>
 
 #include "coll/buffer_pool.hpp"
-#include "coll/clock.hpp"
+#include "coll/cluster_clock.hpp"
 #include "coll/schedule/compute_profile.hpp"
 #include "coll/schedule/fusion_plan.hpp"
 #include "coll/schedule/iteration_sim.hpp"
@@ -43,11 +41,6 @@ ComputeProfile load_profile(const Options& options, const ModelTable& table) {
   return coll::schedule::scale_profile(base, options.compute_scale);
 }
 
-void sleep_until(double deadline_s) {
-  const double wait = deadline_s - coll::now_seconds();
-  if (wait > 0) std::this_thread::sleep_for(std::chrono::duration<double>(wait));
-}
-
 Iteration run_once(coll::Comm& comm, const Options& options, const std::vector<Bucket>& buckets,
                    const std::vector<double>& ready, const std::vector<std::size_t>& offsets,
                    std::byte* grads, std::byte* reduced) {
@@ -59,20 +52,22 @@ Iteration run_once(coll::Comm& comm, const Options& options, const std::vector<B
     requests.push_back(comm.allreduce_async(grads + offset, reduced + offset, bucket.bytes / elem,
                                             options.type, options.op, algorithm, bucket.first + 1));
   };
+  // The emulated cluster's time: on the virtual clock backward advances it without sleeping.
+  namespace clock = coll::cluster_clock;
   comm.barrier();
-  const double start = coll::now_seconds();
+  const double start = clock::now();
   std::size_t next = 0;
   for (std::size_t k = 0; k < ready.size(); ++k) {
-    sleep_until(start + ready[k]);  // layer k's backward
+    clock::sleep_until(start + ready[k]);  // layer k's backward
     while (options.overlap && next < buckets.size() && buckets[next].last == k + 1) {
       enqueue(buckets[next++]);
     }
   }
   Iteration result;
-  result.backward_s = coll::now_seconds() - start;
+  result.backward_s = clock::now() - start;
   while (next < buckets.size()) enqueue(buckets[next++]);
   for (auto& request : requests) request.wait();
-  result.iteration_s = coll::now_seconds() - start;
+  result.iteration_s = clock::now() - start;
   for (const auto& request : requests) {
     result.start_s.push_back(request.started_at() - start);
     result.end_s.push_back(request.finished_at() - start);

@@ -84,7 +84,7 @@ void check_soak_flags(const Options& options, const po::variables_map& values) {
 
 Options parse_options(int argc, const char* const* argv) {
   Options options;
-  std::string node_sizes, batch_per = "gpu";
+  std::string node_sizes, batch_per = "gpu", clock = "real";
   bool ps_dedicated = false;
   std::string min_bytes = "8", max_bytes = "32M", type = "float", op = "sum", algo,
               collective = "allreduce";
@@ -176,6 +176,10 @@ Options parse_options(int argc, const char* const* argv) {
       "time-scale", po::value(&options.time_scale)->default_value(50),
       "with --emulate: links and compute run K times slower and times are divided by K, so that "
       "links faster than this machine can be emulated")(
+      "clock", po::value(&clock)->default_value("real"),
+      "with --emulate: real (links and compute take real time, slowed by --time-scale) or virtual "
+      "(each rank keeps the emulated cluster's time: messages carry their emulated arrival, "
+      "compute advances it without sleeping; independent of this machine's cores and load)")(
       "batch-per", po::value(&batch_per)->default_value("gpu"),
       "the model's batch (alexnet 1024, googlenet 128, resnet50 32) is per gpu or per node");
   po::options_description cost("Cost model");
@@ -311,6 +315,17 @@ Options parse_options(int argc, const char* const* argv) {
   }
   if (!(options.time_scale >= 1) || options.time_scale > 1e5) {
     throw UsageError("--time-scale must be in [1, 100000]");
+  }
+  if (clock != "real" && clock != "virtual") {
+    throw UsageError("--clock takes real or virtual, not '" + clock + "'");
+  }
+  options.virtual_clock = clock == "virtual";
+  if (!values["clock"].defaulted() && !options.emulate) throw UsageError("--clock needs --emulate");
+  if (options.virtual_clock) {
+    if (!values["time-scale"].defaulted()) {
+      throw UsageError("--time-scale slows the real clock; the virtual clock needs none");
+    }
+    options.time_scale = 1;
   }
   if (options.emulate) {  // an emulated iteration takes K times its modelled time
     if (values["iters"].defaulted()) options.iterations = 3;

@@ -72,7 +72,9 @@ struct Options {
   bool batch_per_node = false;  // --batch-per node: the model's batch is split over a node's GPUs
   // --paper-tables --emulate: every cell this machine can host measured over shaped links.
   bool emulate = false;
-  double time_scale = 50;    // --time-scale K: links and compute K times slower, times / K
+  double time_scale = 50;  // --time-scale K: links and compute K times slower, times / K
+  // --clock virtual: the emulated cluster's time is a virtual clock (K = 1), not this machine's.
+  bool virtual_clock = false;
   bool nodes_given = false;  // --nodes on the command line (an emulation filter)
 
   // Cost model.

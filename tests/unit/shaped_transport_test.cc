@@ -1,14 +1,16 @@
 // The shaped transport emulates links: a shaped link carries bytes at its set rate (within 10 %)
 // and adds its latency alpha to every message; a node's NIC is shared by its ranks; the shape's
-// text form is checked. Rates are set low (8 MB/s) so that this loaded 2-core machine is never the
-// bottleneck.
+// text form is checked. On the virtual clock the same links take their exact time. Rates are set
+// low (8 MB/s) so that this loaded 2-core machine is never the bottleneck.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <thread>
 #include <vector>
 
+#include "coll/cluster_clock.hpp"
 #include "coll/error.hpp"
 #include "transport/inproc_transport.hpp"
 #include "transport/shaped_transport.hpp"
@@ -24,7 +26,8 @@ std::vector<std::unique_ptr<coll::Transport>> shaped_world(const coll::LinkShape
                                                            const std::vector<int>& node_of_rank) {
   const auto world = coll::InprocWorld::create(static_cast<int>(node_of_rank.size()));
   const int nodes = *std::max_element(node_of_rank.begin(), node_of_rank.end()) + 1;
-  const auto buckets = coll::JobBuckets::in_process(nodes, static_cast<int>(node_of_rank.size()));
+  const auto buckets =
+      coll::shaped_job_in_process(shape, nodes, static_cast<int>(node_of_rank.size()));
   coll::TransportOptions options;
   options.timeout_s = 30;
   std::vector<std::unique_ptr<coll::Transport>> ranks;
@@ -187,8 +190,13 @@ TEST(LinkShape, ParsesItsOwnTextAndRejectsBadParts) {
   EXPECT_DOUBLE_EQ(shape.staging_beta_s_per_byte, 3.32e-11);
   EXPECT_DOUBLE_EQ(shape.time_scale, 20);
   EXPECT_EQ(coll::LinkShape::parse(shape.to_string(), "again").to_string(), shape.to_string());
-  for (const char* bad : {"intra=1:2", "intra=1:2,inter=x:1", "intra=1,inter=1:2",
-                          "intra=1:2,inter=1:2,scale=0.5", "intra=1:2,inter=1:2,speed=3"}) {
+  EXPECT_FALSE(shape.virtual_clock);
+  const auto on_virtual = coll::LinkShape::parse("intra=1:2,inter=1:2,clock=virtual", "COLL_SHAPE");
+  EXPECT_TRUE(on_virtual.virtual_clock);
+  EXPECT_TRUE(coll::LinkShape::parse(on_virtual.to_string(), "again").virtual_clock);
+  for (const char* bad :
+       {"intra=1:2", "intra=1:2,inter=x:1", "intra=1,inter=1:2", "intra=1:2,inter=1:2,scale=0.5",
+        "intra=1:2,inter=1:2,speed=3", "intra=1:2,inter=1:2,clock=fast"}) {
     try {
       coll::LinkShape::parse(bad, "COLL_SHAPE");
       ADD_FAILURE() << "accepted " << bad;
@@ -200,3 +208,109 @@ TEST(LinkShape, ParsesItsOwnTextAndRejectsBadParts) {
 }
 
 }  // namespace
+
+// On the virtual clock (clock=virtual) a link's time is exact whatever this machine's speed:
+// the receiving thread's virtual time moves on by what the link takes, to the nanosecond.
+coll::LinkShape on_virtual_clock(coll::LinkShape shape) {
+  shape.virtual_clock = true;
+  return shape;
+}
+
+// Runs `receive` on a thread of its own (a fresh virtual clock at 0) and returns its virtual
+// time at the end.
+double virtual_seconds_after(const std::function<void()>& receive) {
+  double seconds = -1;
+  std::thread thread([&] {
+    receive();
+    seconds = coll::cluster_clock::now();
+  });
+  thread.join();
+  return seconds;
+}
+
+TEST(ShapedTransportVirtualClock, ALinkTakesExactlyItsSetTime) {
+  coll::LinkShape shape;
+  shape.intra = {0.5e-3, 1 / 8e6};  // 8 MB/s: 8 MiB in 64 KiB pieces take 1.048576 s
+  auto ranks = shaped_world(on_virtual_clock(shape), {0, 0});
+  ASSERT_TRUE(coll::cluster_clock::is_virtual());
+  constexpr std::size_t kTotal = 8u << 20, kPiece = 64u << 10;
+  std::vector<std::byte> sent(kTotal), received(kTotal);
+  std::thread sender([&] {
+    std::vector<coll::Transport::Request> requests;
+    for (std::size_t i = 0; i < kTotal / kPiece; ++i) {
+      requests.push_back(ranks[0]->send(1, i, sent.data() + i * kPiece, kPiece));
+    }
+    ranks[0]->wait_all(requests);
+  });
+  const double arrived = virtual_seconds_after([&] {
+    std::vector<coll::Transport::Request> requests;
+    for (std::size_t i = 0; i < kTotal / kPiece; ++i) {
+      requests.push_back(ranks[1]->recv(0, i, received.data() + i * kPiece, kPiece));
+    }
+    ranks[1]->wait_all(requests);
+  });
+  sender.join();
+  EXPECT_NEAR(arrived, kTotal / 8e6 + 0.5e-3, 1e-6);
+}
+
+TEST(ShapedTransportVirtualClock, EachMessageKeepsItsOwnArrivalWhateverTheOrderOfReceives) {
+  coll::LinkShape shape;
+  shape.inter = {1e-3, 1e-6};  // 1 ms plus 1 us a byte
+  auto ranks = shaped_world(on_virtual_clock(shape), {0, 1});
+  std::vector<std::byte> big(1000), small(10), big_in(1000), small_in(10);
+  std::thread sender([&] {
+    std::vector<coll::Transport::Request> sends{
+        ranks[0]->send(1, 7, big.data(), big.size()),       // arrives at 1 ms + 1 ms
+        ranks[0]->send(1, 3, small.data(), small.size())};  // then 10 us more
+    ranks[0]->wait_all(sends);
+  });
+  std::vector<double> at;
+  virtual_seconds_after([&] {
+    auto later = ranks[1]->recv(0, 3, small_in.data(), small_in.size());
+    auto earlier = ranks[1]->recv(0, 7, big_in.data(), big_in.size());
+    ranks[1]->wait(earlier);
+    at.push_back(coll::cluster_clock::now());
+    ranks[1]->wait(later);
+    at.push_back(coll::cluster_clock::now());
+  });
+  sender.join();
+  ASSERT_EQ(at.size(), 2u);
+  EXPECT_NEAR(at[0], 2e-3, 1e-9);
+  EXPECT_NEAR(at[1], 2.01e-3, 1e-9);
+}
+
+TEST(ShapedTransportVirtualClock, RanksOfOneNodeShareItsNicWhicheverReservesFirst) {
+  coll::LinkShape shape;
+  shape.inter = {0, 1 / 8e6};
+  auto ranks = shaped_world(on_virtual_clock(shape), {0, 0, 1, 1});
+  constexpr std::size_t kTotal = 4u << 20, kPiece = 64u << 10;
+  std::vector<std::byte> data(kTotal), in_2(kTotal), in_3(kTotal);
+  std::vector<std::thread> senders;
+  for (int from : {0, 1}) {
+    senders.emplace_back([&, from] {
+      std::vector<coll::Transport::Request> requests;
+      for (std::size_t i = 0; i < kTotal / kPiece; ++i) {
+        requests.push_back(ranks[from]->send(from + 2, i, data.data() + i * kPiece, kPiece));
+      }
+      ranks[from]->wait_all(requests);
+    });
+  }
+  std::vector<double> arrived(2);
+  std::vector<std::thread> receivers;
+  for (int to : {2, 3}) {
+    receivers.emplace_back([&, to] {
+      auto& into = to == 2 ? in_2 : in_3;
+      std::vector<coll::Transport::Request> requests;
+      for (std::size_t i = 0; i < kTotal / kPiece; ++i) {
+        requests.push_back(ranks[to]->recv(to - 2, i, into.data() + i * kPiece, kPiece));
+      }
+      ranks[to]->wait_all(requests);
+      arrived[static_cast<std::size_t>(to - 2)] = coll::cluster_clock::now();
+    });
+  }
+  for (auto& thread : senders) thread.join();
+  for (auto& thread : receivers) thread.join();
+  // 8 MiB through one 8 MB/s NIC: the last piece arrives when all have passed, with no gap.
+  EXPECT_NEAR(std::max(arrived[0], arrived[1]), 2 * kTotal / 8e6, 1e-6);
+  EXPECT_GE(std::min(arrived[0], arrived[1]), kTotal / 8e6 - 1e-6);
+}

@@ -52,10 +52,17 @@ LinkShape LinkShape::parse(const std::string& text, const std::string& what) {
       if (shape.time_scale < 1) {
         throw Error(Status::InvalidArgument, what + ": scale must be at least 1, got " + value);
       }
+    } else if (key == "clock") {
+      if (value != "real" && value != "virtual") {
+        throw Error(Status::InvalidArgument,
+                    what + ": clock must be real or virtual, got '" + value + "'");
+      }
+      shape.virtual_clock = value == "virtual";
     } else {
       throw Error(Status::InvalidArgument, what + ": unknown part '" + item +
                                                "' (expected intra=ALPHA:BETA, "
-                                               "inter=ALPHA:BETA, staging=BETA, scale=K)");
+                                               "inter=ALPHA:BETA, staging=BETA, scale=K, "
+                                               "clock=real|virtual)");
     }
   }
   if (!intra || !inter) {
@@ -69,7 +76,7 @@ std::string LinkShape::to_string() const {
   std::snprintf(text, sizeof text, "intra=%.6g:%.6g,inter=%.6g:%.6g,staging=%.6g,scale=%.6g",
                 intra.alpha_s, intra.beta_s_per_byte, inter.alpha_s, inter.beta_s_per_byte,
                 staging_beta_s_per_byte, time_scale);
-  return text;
+  return std::string(text) + (virtual_clock ? ",clock=virtual" : "");
 }
 
 }  // namespace coll

@@ -16,8 +16,12 @@ struct LinkShape {
   Link inter;  // across nodes: each node's NIC, one bucket out and one in, shared by its ranks
   double staging_beta_s_per_byte = 0;  // a node's staging path, shared by its intra sends; 0: none
   double time_scale = 1;               // K: every alpha and beta above is multiplied by K
+  // clock=virtual: messages and compute move each thread's virtual time (coll/cluster_clock.hpp)
+  // instead of waiting in real time; clock=real (the default) holds each send for real.
+  bool virtual_clock = false;
 
-  // "intra=ALPHA:BETA,inter=ALPHA:BETA[,staging=BETA][,scale=K]" (seconds, seconds per byte).
+  // "intra=ALPHA:BETA,inter=ALPHA:BETA[,staging=BETA][,scale=K][,clock=real|virtual]" (seconds,
+  // seconds per byte).
   // Throws coll::Error (InvalidArgument) naming `what` and the part that is wrong.
   static LinkShape parse(const std::string& text, const std::string& what);
   std::string to_string() const;  // parse(to_string()) gives the same shape

@@ -6,12 +6,15 @@
 #include <cstring>
 #include <deque>
 #include <limits>
+#include <optional>
 #include <string>
 #include <unordered_set>
 
 #include "bootstrap/bootstrap.hpp"
+#include "coll/cluster_clock.hpp"
 #include "coll/env.hpp"
 #include "coll/error.hpp"
+#include "transport/send_stamps.hpp"
 #include "transport/shared_segment.hpp"
 #include "transport/transport_registry.hpp"
 #include "transport/waiter.hpp"
@@ -39,7 +42,8 @@ constexpr std::int64_t kNotReserved = std::numeric_limits<std::int64_t>::max();
 // A send held until its emulated link has carried it.
 struct HeldSend {
   std::int64_t sent_ns;                    // when the caller sent it
-  std::int64_t release_ns = kNotReserved;  // once its path is reserved: when it has crossed
+  std::int64_t release_ns = kNotReserved;  // once its path is reserved: when it has crossed (on
+                                           // the virtual clock: when its sending side has)
   int peer;
   Tag tag;
   const void* data;
@@ -48,19 +52,102 @@ struct HeldSend {
   Transport::Request inner;  // once posted
 };
 
+// A receive on the virtual clock: its tag finds the message's arrival stamp once it completes.
+struct StampedRecv {
+  Tag tag;
+  Transport::Request inner;
+};
+
+// A message's crossing of its emulated path: when its bytes have passed (carried) and when it
+// arrives, alpha later (release).
+struct Crossing {
+  std::int64_t carried_ns, release_ns;
+};
+
+// One message's path from rank `from` to rank `to` over the job's links, reserved from `start`:
+// the sending side holds the sender's out port and its node's staging path inside a node, or its
+// node's NIC out between nodes; the receiving side the receiver's in port, or its node's NIC in.
+// Each returns when its links have carried the message.
+template <class Link>
+struct Path {
+  JobLinks<Link>& links;
+  const LinkShape& shape;
+  int from, to;
+  bool inside_node;
+  std::size_t bytes;
+
+  Path(JobLinks<Link>& job_links, const LinkShape& link_shape, const std::vector<int>& node_of_rank,
+       int sender, int receiver, std::size_t size)
+      : links(job_links),
+        shape(link_shape),
+        from(sender),
+        to(receiver),
+        inside_node(node_of_rank[static_cast<std::size_t>(sender)] ==
+                    node_of_rank[static_cast<std::size_t>(receiver)]),
+        bytes(size),
+        from_node(node_of_rank[static_cast<std::size_t>(sender)]),
+        to_node(node_of_rank[static_cast<std::size_t>(receiver)]) {}
+
+  std::int64_t transfer_ns(double beta) const {
+    return scaled_ns(double(bytes) * beta, shape.time_scale);
+  }
+  std::int64_t alpha_ns() const {
+    return scaled_ns(inside_node ? shape.intra.alpha_s : shape.inter.alpha_s, shape.time_scale);
+  }
+  std::int64_t reserve_sending_side(std::int64_t start) {
+    if (!inside_node) {
+      return links.nodes[from_node].nic_out.reserve(start,
+                                                    transfer_ns(shape.inter.beta_s_per_byte));
+    }
+    std::int64_t end =
+        links.ports[from].out.reserve(start, transfer_ns(shape.intra.beta_s_per_byte));
+    if (shape.staging_beta_s_per_byte > 0) {
+      end = std::max(end, links.nodes[from_node].staging.reserve(
+                              start, transfer_ns(shape.staging_beta_s_per_byte)));
+    }
+    return end;
+  }
+  std::int64_t reserve_receiving_side(std::int64_t start) {
+    return inside_node ? links.ports[to].in.reserve(start, transfer_ns(shape.intra.beta_s_per_byte))
+                       : links.nodes[to_node].nic_in.reserve(
+                             start, transfer_ns(shape.inter.beta_s_per_byte));
+  }
+  // Both sides at once, on the real clock.
+  Crossing cross(std::int64_t start) {
+    const std::int64_t carried =
+        std::max(reserve_sending_side(start), reserve_receiving_side(start));
+    return {carried, carried + alpha_ns()};
+  }
+
+ private:
+  int from_node, to_node;
+};
+
 class ShapedTransport final : public Transport {
  public:
   ShapedTransport(std::unique_ptr<Transport> inner, const LinkShape& shape, int rank,
-                  std::vector<int> node_of_rank, std::shared_ptr<void> bucket_memory,
+                  std::vector<int> node_of_rank, std::shared_ptr<void> job_memory,
                   Bootstrap* bootstrap, const TransportOptions& options)
       : inner_(std::move(inner)),
         shape_(shape),
         rank_(rank),
         node_of_rank_(std::move(node_of_rank)),
-        bucket_memory_(std::move(bucket_memory)),
-        buckets_(JobBuckets::at(bucket_memory_.get(), node_count(node_of_rank_))),
+        job_memory_(std::move(job_memory)),
+        timeout_s_(options.timeout_s),
         waiter_(*this, bootstrap, options),
-        description_("shaped(" + shape.to_string() + ") over " + inner_->describe()) {}
+        description_("shaped(" + shape.to_string() + ") over " + inner_->describe()) {
+    const int nodes = node_count(node_of_rank_);
+    if (!shape_.virtual_clock) {
+      buckets_ = JobLinks<TokenBucket>::at(job_memory_.get(), nodes);
+      return;
+    }
+    const int ranks = static_cast<int>(node_of_rank_.size());
+    calendars_ = JobLinks<LinkCalendar>::at(job_memory_.get(), nodes);
+    stamps_.emplace(
+        static_cast<std::byte*>(job_memory_.get()) + JobLinks<LinkCalendar>::bytes(nodes, ranks),
+        ranks, rank_);
+    virtual_clock_.emplace();
+  }
 
   ~ShapedTransport() override {
     // A communicator's abort reaches this transport; the inner one must also see it so that it
@@ -72,10 +159,12 @@ class ShapedTransport final : public Transport {
     }
     if (failed()) inner_->mark_failed();
     for (HeldSend* send : held_) delete send;
+    for (StampedRecv* recv : stamped_recvs_) delete recv;
   }
 
   Request send(int peer, Tag tag, const void* data, std::size_t bytes) override {
     check_link(peer);
+    if (stamps_) return send_stamped(peer, tag, data, bytes);
     auto* held = new HeldSend{now_ns(), kNotReserved, peer, tag, data, bytes};
     held_.insert(held);
     waiting_.push_back(held);
@@ -84,11 +173,11 @@ class ShapedTransport final : public Transport {
   }
 
   Request recv(int peer, Tag tag, void* data, std::size_t bytes) override {
-    return inner_->recv(peer, tag, data, bytes);
+    return stamped(tag, inner_->recv(peer, tag, data, bytes));
   }
 
   Request recv_up_to(int peer, Tag tag, void* data, std::size_t capacity) override {
-    return inner_->recv_up_to(peer, tag, data, capacity);
+    return stamped(tag, inner_->recv_up_to(peer, tag, data, capacity));
   }
 
   bool progress() override {
@@ -98,9 +187,11 @@ class ShapedTransport final : public Transport {
 
   bool test(Request& request) override {
     if (request.done) return true;
-    if (!request.is_send) return inner_->test(request);
+    if (!request.is_send) return stamps_ ? test_stamped(request) : inner_->test(request);
     auto* held = static_cast<HeldSend*>(request.handle);
     if (!held->posted || !inner_->test(held->inner)) return false;
+    // On the virtual clock its waiter's time moves on to when the sending side carried it.
+    if (stamps_) cluster_clock::advance_to_ns(held->release_ns);
     held_.erase(held);
     delete held;
     request.handle = nullptr;
@@ -133,32 +224,57 @@ class ShapedTransport final : public Transport {
   const char* describe() const override { return description_.c_str(); }
 
  private:
-  // A message's crossing of its emulated path, starting no earlier than `start`: when its
-  // bytes have passed (carried) and when it arrives, alpha later (release).
-  struct Crossing {
-    std::int64_t carried_ns, release_ns;
-  };
-  Crossing cross(int peer, std::size_t bytes, std::int64_t start) {
-    const double k = shape_.time_scale;
-    const int mine = node_of_rank_[static_cast<std::size_t>(rank_)];
-    const int theirs = node_of_rank_[static_cast<std::size_t>(peer)];
-    NodeBuckets& here = buckets_.nodes[mine];
-    std::int64_t end = start;
-    if (mine == theirs) {
-      const std::int64_t transfer = scaled_ns(double(bytes) * shape_.intra.beta_s_per_byte, k);
-      end = std::max(buckets_.ports[rank_].out.reserve(start, transfer),
-                     buckets_.ports[peer].in.reserve(start, transfer));
-      if (shape_.staging_beta_s_per_byte > 0) {
-        end =
-            std::max(end, here.staging.reserve(
-                              start, scaled_ns(double(bytes) * shape_.staging_beta_s_per_byte, k)));
-      }
-      return {end, end + scaled_ns(shape_.intra.alpha_s, k)};
-    }
-    const std::int64_t transfer = scaled_ns(double(bytes) * shape_.inter.beta_s_per_byte, k);
-    end = std::max(here.nic_out.reserve(start, transfer),
-                   buckets_.nodes[theirs].nic_in.reserve(start, transfer));
-    return {end, end + scaled_ns(shape_.inter.alpha_s, k)};
+  template <class Link>
+  Path<Link> path(JobLinks<Link>& links, int from, int to, std::size_t bytes) {
+    return Path<Link>(links, shape_, node_of_rank_, from, to, bytes);
+  }
+
+  // On the virtual clock: the sending side of the path is reserved from this thread's virtual
+  // time (or when this rank's previous send has been carried) and the message posted at once,
+  // stamped with its start and when the sending side had carried it. The receiver reserves its
+  // side when it sees the message, in the order it takes its messages in, so that a rank
+  // receiving from several peers at once takes their segments in turn, as a real port shares
+  // its bandwidth, instead of each sender's whole burst in the order this machine ran them.
+  Request send_stamped(int peer, Tag tag, const void* data, std::size_t bytes) {
+    const std::int64_t start = std::max(carried_until_ns_, cluster_clock::virtual_now_ns());
+    carried_until_ns_ = path(calendars_, rank_, peer, bytes).reserve_sending_side(start);
+    stamps_->put(peer, tag, {start, carried_until_ns_}, timeout_s_);
+    // The send completes, for a thread that waits for it, once its side has carried it.
+    auto* held = new HeldSend{start, carried_until_ns_, peer, tag, data, bytes};
+    held->inner = inner_->send(peer, tag, data, bytes);
+    held->posted = true;
+    held_.insert(held);
+    return Request{held, peer, true, bytes, false};
+  }
+
+  // A receive on the virtual clock keeps its tag, to find its message's arrival stamp. It stays
+  // pending even when its message was already in: the thread's time moves on when it sees the
+  // receive complete, not when it posts it (a send posted in between leaves no later).
+  Request stamped(Tag tag, Request inner) {
+    if (!stamps_) return inner;
+    auto* recv = new StampedRecv{tag, inner};
+    stamped_recvs_.insert(recv);
+    inner.handle = recv;
+    inner.done = false;
+    return inner;
+  }
+
+  // Once the message is in, its receiving side is reserved and the receiving thread's virtual
+  // time moves on to its arrival, alpha after both sides have carried it.
+  bool test_stamped(Request& request) {
+    auto* recv = static_cast<StampedRecv*>(request.handle);
+    if (!recv->inner.done && !inner_->test(recv->inner)) return false;
+    const SendStamp sent = stamps_->take(request.peer, recv->tag);
+    auto from_peer = path(calendars_, request.peer, rank_, recv->inner.bytes);
+    const std::int64_t carried =
+        std::max(sent.sent_ns, from_peer.reserve_receiving_side(sent.start_ns));
+    cluster_clock::advance_to_ns(carried + from_peer.alpha_ns());
+    request.bytes = recv->inner.bytes;
+    stamped_recvs_.erase(recv);
+    delete recv;
+    request.handle = nullptr;
+    request.done = true;
+    return true;
   }
 
   // This rank's sends take their paths in send order, each once the one before has been carried
@@ -169,8 +285,8 @@ class ShapedTransport final : public Transport {
     for (HeldSend* send : waiting_) {
       if (send->release_ns != kNotReserved) continue;
       if (carried_until_ns_ > now) return;
-      const Crossing crossing =
-          cross(send->peer, send->bytes, std::max(carried_until_ns_, send->sent_ns));
+      const Crossing crossing = path(buckets_, rank_, send->peer, send->bytes)
+                                    .cross(std::max(carried_until_ns_, send->sent_ns));
       carried_until_ns_ = crossing.carried_ns;
       send->release_ns = crossing.release_ns;
     }
@@ -201,12 +317,17 @@ class ShapedTransport final : public Transport {
   LinkShape shape_;
   int rank_;
   std::vector<int> node_of_rank_;  // nodes numbered 0..
-  std::shared_ptr<void> bucket_memory_;
-  JobBuckets buckets_;  // in bucket_memory_
+  std::shared_ptr<void> job_memory_;
+  double timeout_s_;
+  JobLinks<TokenBucket> buckets_;     // on the real clock, in job_memory_
+  JobLinks<LinkCalendar> calendars_;  // on the virtual clock, in job_memory_
+  std::optional<SendStamps> stamps_;  // on the virtual clock, in job_memory_ after calendars_
+  std::optional<cluster_clock::VirtualClockUser> virtual_clock_;
   Waiter waiter_;
   std::deque<HeldSend*> waiting_;       // held, not yet posted, in send order
   std::int64_t carried_until_ns_ = 0;   // when this rank's last reserved send has been carried
   std::unordered_set<HeldSend*> held_;  // every send not yet completed by test()
+  std::unordered_set<StampedRecv*> stamped_recvs_;  // every such receive not yet completed
   std::string description_;
 };
 
@@ -220,12 +341,12 @@ std::vector<int> renumbered(const std::vector<int>& node_of_rank) {
   return out;
 }
 
-// Every rank maps the job's buckets: one segment for the whole job (its emulated nodes all run
+// Every rank maps the job's links: one segment for the whole job (its emulated nodes all run
 // on this machine), made, named and unlinked as SharedSegment does.
-std::shared_ptr<void> shared_job_buckets(Bootstrap& bootstrap, int nodes) {
+std::shared_ptr<void> shared_job_memory(Bootstrap& bootstrap, const LinkShape& shape, int nodes) {
   auto segment = std::make_shared<SharedSegment>(SharedSegment::map_per_group(
       bootstrap, std::vector<int>(static_cast<std::size_t>(bootstrap.size()), 0), "shaped",
-      JobBuckets::bytes(nodes, bootstrap.size())));
+      shaped_job_bytes(shape, nodes, bootstrap.size())));
   if (!segment->mapped()) {
     throw Error(Status::SystemError, "shaped transport: rank " + std::to_string(bootstrap.rank()) +
                                          " cannot share the link buckets (" + segment->failure() +
@@ -245,8 +366,8 @@ std::unique_ptr<Transport> wrap_registered(std::unique_ptr<Transport> inner, Boo
   }
   const LinkShape shape = LinkShape::parse(*text, "COLL_SHAPE");
   const std::vector<int> nodes = renumbered(node_of_rank);
-  auto buckets = shared_job_buckets(bootstrap, node_count(nodes));
-  return make_shaped_transport(std::move(inner), shape, bootstrap.rank(), nodes, std::move(buckets),
+  auto memory = shared_job_memory(bootstrap, shape, node_count(nodes));
+  return make_shaped_transport(std::move(inner), shape, bootstrap.rank(), nodes, std::move(memory),
                                &bootstrap, options);
 }
 
@@ -257,25 +378,20 @@ const TransportWrapperRegistration kShaped("shaped", wrap_registered);
 std::unique_ptr<Transport> make_shaped_transport(std::unique_ptr<Transport> inner,
                                                  const LinkShape& shape, int rank,
                                                  const std::vector<int>& node_of_rank,
-                                                 std::shared_ptr<void> buckets,
+                                                 std::shared_ptr<void> job_memory,
                                                  Bootstrap* bootstrap,
                                                  const TransportOptions& options) {
   return std::make_unique<ShapedTransport>(std::move(inner), shape, rank, renumbered(node_of_rank),
-                                           std::move(buckets), bootstrap, options);
+                                           std::move(job_memory), bootstrap, options);
 }
 
-JobBuckets JobBuckets::at(void* memory, int nodes) {
-  auto* first_node = static_cast<NodeBuckets*>(memory);
-  return {first_node, reinterpret_cast<PortBuckets*>(first_node + nodes)};
+std::size_t shaped_job_bytes(const LinkShape& shape, int nodes, int ranks) {
+  if (!shape.virtual_clock) return JobLinks<TokenBucket>::bytes(nodes, ranks);
+  return JobLinks<LinkCalendar>::bytes(nodes, ranks) + SendStamps::bytes(ranks);
 }
 
-std::size_t JobBuckets::bytes(int nodes, int ranks) {
-  return sizeof(NodeBuckets) * static_cast<std::size_t>(nodes) +
-         sizeof(PortBuckets) * static_cast<std::size_t>(ranks);
-}
-
-std::shared_ptr<void> JobBuckets::in_process(int nodes, int ranks) {
-  const std::size_t size = bytes(nodes, ranks);
+std::shared_ptr<void> shaped_job_in_process(const LinkShape& shape, int nodes, int ranks) {
+  const std::size_t size = shaped_job_bytes(shape, nodes, ranks);
   auto memory = std::shared_ptr<void>(::operator new(size, std::align_val_t(64)), [](void* block) {
     ::operator delete(block, std::align_val_t(64));
   });

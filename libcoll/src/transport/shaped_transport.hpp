@@ -7,11 +7,17 @@
 // a time, in order, each once the one before has been carried, so that concurrent senders'
 // messages interleave on a shared port as flows share a link. Receives pass through. Needs no
 // privileges; every rank must be on this machine (the node buckets are in shared memory).
+// On the virtual clock (clock=virtual) nothing is held: each send reserves its sending side and
+// is posted at once, stamped with when it left; the receiver reserves its side when it takes the
+// message, and its virtual time moves on to the emulated arrival (coll/cluster_clock.hpp). Links
+// keep calendars instead of buckets there, since ranks reach them out of emulated-time order.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <vector>
 
+#include "transport/link_calendar.hpp"
 #include "transport/link_shape.hpp"
 #include "transport/token_bucket.hpp"
 #include "transport/transport.hpp"
@@ -20,35 +26,49 @@ namespace coll {
 
 class Bootstrap;
 
-// The buckets one emulated node's ranks share.
-struct alignas(64) NodeBuckets {
-  TokenBucket staging, nic_out, nic_in;
+// The links one emulated node's ranks share: its host staging path and its NIC, a direction each.
+// `Link`: TokenBucket on the real clock, LinkCalendar on the virtual clock.
+template <class Link>
+struct alignas(64) NodeLinks {
+  Link staging, nic_out, nic_in;
 };
 
 // One rank's port inside its node, a direction each (a GPU's PCIe link): every intra-node message
 // holds its sender's out port and its receiver's in port, so a rank that receives from several
 // peers at once takes them in turn, as the cost model prices a rank's port.
-struct alignas(64) PortBuckets {
-  TokenBucket out, in;
+template <class Link>
+struct alignas(64) PortLinks {
+  Link out, in;
 };
 
-// Every bucket of one shaped job, shared by all its ranks' transports: one NodeBuckets per node
-// (numbered 0..), then one PortBuckets per rank, in zeroed memory of bytes(nodes, ranks).
-struct JobBuckets {
-  NodeBuckets* nodes = nullptr;
-  PortBuckets* ports = nullptr;
-  static JobBuckets at(void* memory, int nodes);
-  static std::size_t bytes(int nodes, int ranks);
-  // That memory in this process, for ranks that are threads (tests).
-  static std::shared_ptr<void> in_process(int nodes, int ranks);
+// Every link of one shaped job, shared by all its ranks' transports: one NodeLinks per node
+// (numbered 0..), then one PortLinks per rank, in zeroed memory of bytes(nodes, ranks).
+template <class Link>
+struct JobLinks {
+  NodeLinks<Link>* nodes = nullptr;
+  PortLinks<Link>* ports = nullptr;
+  static JobLinks at(void* memory, int nodes) {
+    auto* first_node = static_cast<NodeLinks<Link>*>(memory);
+    return {first_node, reinterpret_cast<PortLinks<Link>*>(first_node + nodes)};
+  }
+  static std::size_t bytes(int nodes, int ranks) {
+    return sizeof(NodeLinks<Link>) * static_cast<std::size_t>(nodes) +
+           sizeof(PortLinks<Link>) * static_cast<std::size_t>(ranks);
+  }
 };
 
-// `buckets`: the job's JobBuckets memory; `bootstrap` (may be null) carries the job's abort
-// message.
+// The memory every rank of one shaped job shares (its links, and on the virtual clock the
+// messages' arrival stamps), zeroed: its size, and that memory in this process for ranks that
+// are threads (tests).
+std::size_t shaped_job_bytes(const LinkShape& shape, int nodes, int ranks);
+std::shared_ptr<void> shaped_job_in_process(const LinkShape& shape, int nodes, int ranks);
+
+// `job_memory`: the job's shared memory (shaped_job_bytes); `bootstrap` (may be null) carries
+// the job's abort message.
 std::unique_ptr<Transport> make_shaped_transport(std::unique_ptr<Transport> inner,
                                                  const LinkShape& shape, int rank,
                                                  const std::vector<int>& node_of_rank,
-                                                 std::shared_ptr<void> buckets,
+                                                 std::shared_ptr<void> job_memory,
                                                  Bootstrap* bootstrap,
                                                  const TransportOptions& options);
 
