@@ -287,8 +287,12 @@ const Selector& Comm::Impl::cost_model() {
     long busiest = 0;
     for (const int host : hosts)
       busiest = std::max(busiest, std::count(hosts.begin(), hosts.end(), host));
+    // Links a transport emulates belong to a cluster with a core (a GPU) per rank: this host's
+    // cores, which the ranks share, do not enter their prices.
     const double ranks_per_core =
-        double(busiest) / double(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
+        transport.emulates_links()
+            ? 1.0
+            : double(busiest) / double(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
     model::CostParams params = model::resolve_params();
     // Nodes emulated on one host talk over loopback: no NIC for their flows to share.
     if (busiest == long(hosts.size()) && family->rank_map.num_nodes() > 1 &&

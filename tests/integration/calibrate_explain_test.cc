@@ -92,6 +92,23 @@ TEST_F(CostModelCli, ExplainNamesAWinnerPerSize) {
   EXPECT_LT(result.output.find("-> choice: "), result.output.find("# collbench allreduce sweep"));
 }
 
+TEST_F(CostModelCli, ExplainPricesEmulatedLinksWithACorePerRank) {
+  // Twice as many ranks as this host has cores: over its own links the model prices them taking
+  // turns on the cores; over links the shaped transport emulates, as the cluster's (a GPU each).
+  const long cores = std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN));
+  const std::string args = "--ranks-per-node " + std::to_string(2 * cores) +
+                           " -b 8 -e 8 -n 1 -w 0 --explain --cost-preset p40-ib56";
+  const auto here = run_command(collbench(args), 180);
+  ASSERT_EQ(here.exit_code, 0) << here.output;
+  EXPECT_NE(here.output.find("ranks per core"), std::string::npos) << here.output;
+  const auto emulated = run_command(
+      "COLL_TRANSPORT=shaped:ucx COLL_SHAPE=intra=1e-6:1e-10,inter=1e-6:1e-10 " + collbench(args),
+      180);
+  ASSERT_EQ(emulated.exit_code, 0) << emulated.output;
+  EXPECT_NE(emulated.output.find("preset p40-ib56"), std::string::npos) << emulated.output;
+  EXPECT_EQ(emulated.output.find("ranks per core"), std::string::npos) << emulated.output;
+}
+
 TEST_F(CostModelCli, SeveralAlgorithmsEndInASummaryWithPredictions) {
   const std::string json = dir + "/summary.json";
   const auto result = run_command(
