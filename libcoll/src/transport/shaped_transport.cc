@@ -43,7 +43,7 @@ constexpr std::int64_t kNotReserved = std::numeric_limits<std::int64_t>::max();
 struct HeldSend {
   std::int64_t sent_ns;                    // when the caller sent it
   std::int64_t release_ns = kNotReserved;  // once its path is reserved: when it has crossed (on
-                                           // the virtual clock: when its sending side has)
+                                           // the virtual clock: when it left the sender's port)
   int peer;
   Tag tag;
   const void* data;
@@ -65,9 +65,9 @@ struct Crossing {
 };
 
 // One message's path from rank `from` to rank `to` over the job's links, reserved from `start`:
-// the sending side holds the sender's out port and its node's staging path inside a node, or its
-// node's NIC out between nodes; the receiving side the receiver's in port, or its node's NIC in.
-// Each returns when its links have carried the message.
+// inside a node the sender's out port, the node's staging path and the receiver's in port; between
+// nodes the sender's node's NIC out and the receiver's node's NIC in. Each call returns when its
+// links have carried the message.
 template <class Link>
 struct Path {
   JobLinks<Link>& links;
@@ -94,28 +94,32 @@ struct Path {
   std::int64_t alpha_ns() const {
     return scaled_ns(inside_node ? shape.intra.alpha_s : shape.inter.alpha_s, shape.time_scale);
   }
-  std::int64_t reserve_sending_side(std::int64_t start) {
+  // The sender's own out port, at its link class's rate (between nodes: its injection into the
+  // NIC), which no other rank sends through.
+  std::int64_t reserve_senders_port(std::int64_t start) {
+    return links.ports[from].out.reserve(
+        start,
+        transfer_ns(inside_node ? shape.intra.beta_s_per_byte : shape.inter.beta_s_per_byte));
+  }
+  // The links the message shares with other ranks' messages: the node's staging path and the
+  // receiver's in port, or the two NICs.
+  std::int64_t reserve_shared_links(std::int64_t start) {
     if (!inside_node) {
-      return links.nodes[from_node].nic_out.reserve(start,
-                                                    transfer_ns(shape.inter.beta_s_per_byte));
+      const std::int64_t transfer = transfer_ns(shape.inter.beta_s_per_byte);
+      return std::max(links.nodes[from_node].nic_out.reserve(start, transfer),
+                      links.nodes[to_node].nic_in.reserve(start, transfer));
     }
-    std::int64_t end =
-        links.ports[from].out.reserve(start, transfer_ns(shape.intra.beta_s_per_byte));
+    std::int64_t end = links.ports[to].in.reserve(start, transfer_ns(shape.intra.beta_s_per_byte));
     if (shape.staging_beta_s_per_byte > 0) {
       end = std::max(end, links.nodes[from_node].staging.reserve(
                               start, transfer_ns(shape.staging_beta_s_per_byte)));
     }
     return end;
   }
-  std::int64_t reserve_receiving_side(std::int64_t start) {
-    return inside_node ? links.ports[to].in.reserve(start, transfer_ns(shape.intra.beta_s_per_byte))
-                       : links.nodes[to_node].nic_in.reserve(
-                             start, transfer_ns(shape.inter.beta_s_per_byte));
-  }
-  // Both sides at once, on the real clock.
+  // The whole path at once, on the real clock (between nodes the NIC out is the sender's way in).
   Crossing cross(std::int64_t start) {
-    const std::int64_t carried =
-        std::max(reserve_sending_side(start), reserve_receiving_side(start));
+    std::int64_t carried = reserve_shared_links(start);
+    if (inside_node) carried = std::max(carried, reserve_senders_port(start));
     return {carried, carried + alpha_ns()};
   }
 
@@ -190,7 +194,7 @@ class ShapedTransport final : public Transport {
     if (!request.is_send) return stamps_ ? test_stamped(request) : inner_->test(request);
     auto* held = static_cast<HeldSend*>(request.handle);
     if (!held->posted || !inner_->test(held->inner)) return false;
-    // On the virtual clock its waiter's time moves on to when the sending side carried it.
+    // On the virtual clock its waiter's time moves on to when it left the sender's port.
     if (stamps_) cluster_clock::advance_to_ns(held->release_ns);
     held_.erase(held);
     delete held;
@@ -229,17 +233,19 @@ class ShapedTransport final : public Transport {
     return Path<Link>(links, shape_, node_of_rank_, from, to, bytes);
   }
 
-  // On the virtual clock: the sending side of the path is reserved from this thread's virtual
-  // time (or when this rank's previous send has been carried) and the message posted at once,
-  // stamped with its start and when the sending side had carried it. The receiver reserves its
-  // side when it sees the message, in the order it takes its messages in, so that a rank
-  // receiving from several peers at once takes their segments in turn, as a real port shares
-  // its bandwidth, instead of each sender's whole burst in the order this machine ran them.
+  // On the virtual clock: the sender's own port is reserved from this thread's virtual time (or
+  // when this rank's previous send has left it) and the message posted at once, stamped with its
+  // start and when it left the port. The receiver reserves the links shared with other ranks'
+  // messages when it takes the message, in the order it takes its messages in: a rank that posts
+  // a burst reaches the links before its peers' bursts, and reserved at send time a shared link
+  // carried the first sender's whole burst first, where a real link interleaves the flows (a
+  // parameter server then had a segment from every worker only after whole bursts). A server
+  // takes segment s from every worker before segment s + 1, so its links serve them in turn.
   Request send_stamped(int peer, Tag tag, const void* data, std::size_t bytes) {
     const std::int64_t start = std::max(carried_until_ns_, cluster_clock::virtual_now_ns());
-    carried_until_ns_ = path(calendars_, rank_, peer, bytes).reserve_sending_side(start);
+    carried_until_ns_ = path(calendars_, rank_, peer, bytes).reserve_senders_port(start);
     stamps_->put(peer, tag, {start, carried_until_ns_}, timeout_s_);
-    // The send completes, for a thread that waits for it, once its side has carried it.
+    // The send completes, for a thread that waits for it, once it has left the sender's port.
     auto* held = new HeldSend{start, carried_until_ns_, peer, tag, data, bytes};
     held->inner = inner_->send(peer, tag, data, bytes);
     held->posted = true;
@@ -259,15 +265,15 @@ class ShapedTransport final : public Transport {
     return inner;
   }
 
-  // Once the message is in, its receiving side is reserved and the receiving thread's virtual
-  // time moves on to its arrival, alpha after both sides have carried it.
+  // Once the message is in, the links it shares are reserved and the receiving thread's virtual
+  // time moves on to its arrival, alpha after every link of its path has carried it.
   bool test_stamped(Request& request) {
     auto* recv = static_cast<StampedRecv*>(request.handle);
     if (!recv->inner.done && !inner_->test(recv->inner)) return false;
     const SendStamp sent = stamps_->take(request.peer, recv->tag);
     auto from_peer = path(calendars_, request.peer, rank_, recv->inner.bytes);
     const std::int64_t carried =
-        std::max(sent.sent_ns, from_peer.reserve_receiving_side(sent.start_ns));
+        std::max(sent.sent_ns, from_peer.reserve_shared_links(sent.start_ns));
     cluster_clock::advance_to_ns(carried + from_peer.alpha_ns());
     request.bytes = recv->inner.bytes;
     stamped_recvs_.erase(recv);

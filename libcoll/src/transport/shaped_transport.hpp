@@ -7,10 +7,11 @@
 // a time, in order, each once the one before has been carried, so that concurrent senders'
 // messages interleave on a shared port as flows share a link. Receives pass through. Needs no
 // privileges; every rank must be on this machine (the node buckets are in shared memory).
-// On the virtual clock (clock=virtual) nothing is held: each send reserves its sending side and
-// is posted at once, stamped with when it left; the receiver reserves its side when it takes the
-// message, and its virtual time moves on to the emulated arrival (coll/cluster_clock.hpp). Links
-// keep calendars instead of buckets there, since ranks reach them out of emulated-time order.
+// On the virtual clock (clock=virtual) nothing is held: each send reserves the sender's own port
+// and is posted at once, stamped with when it left; the receiver reserves the links the message
+// shares with other ranks' when it takes the message, and its virtual time moves on to the
+// emulated arrival (coll/cluster_clock.hpp). Links keep calendars instead of buckets there, since
+// ranks reach them out of emulated-time order.
 #pragma once
 
 #include <cstddef>
