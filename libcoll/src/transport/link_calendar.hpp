@@ -16,9 +16,11 @@ namespace coll {
 class LinkCalendar {
  public:
   static constexpr int kIntervals = 1024;
+  static constexpr double kLockTimeoutS = 10;
 
   // Reserves `duration_ns` of the link's free time from `start_ns` on, in as many gaps as it
-  // takes; returns when the last of it ends.
+  // takes; returns when the last of it ends. Throws coll::Error (Timeout) when another process
+  // holds the calendar for kLockTimeoutS.
   std::int64_t reserve(std::int64_t start_ns, std::int64_t duration_ns);
 
  private:

@@ -253,7 +253,7 @@ class ShapedTransport final : public Transport {
     return Request{held, peer, true, bytes, false};
   }
 
-  // A receive on the virtual clock keeps its tag, to find its message's arrival stamp. It stays
+  // A receive on the virtual clock keeps its tag, to find its message's send stamp. It stays
   // pending even when its message was already in: the thread's time moves on when it sees the
   // receive complete, not when it posts it (a send posted in between leaves no later).
   Request stamped(Tag tag, Request inner) {
