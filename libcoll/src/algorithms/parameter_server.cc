@@ -123,12 +123,10 @@ void parameter_server_allreduce(const CollectiveContext& context, const Allreduc
 
 // Cost (BytePS, OSDI'20 section 4): push and pull, pipelined; each of the k servers owns M/k. Every
 // rank sends M/k to each other server and every server receives M/k from each other rank; the
-// messages of one rank are posted at once, so their latencies overlap (one alpha a phase, as in
-// `direct` and the leader's gather; Thakur et al.'s linear exchange, which paid alpha per peer in
-// sequence, priced 16-rank cells up to 5x above the emulated links, docs/emulation.md); bytes are
-// bounded by the busiest rank port, node NIC and node staging path (the node's intra-node bytes,
-// when the parameters have one). Flat, k = p:
-//   T = 2*alpha + 2(p-1)/p*M*beta + (p-1)/p*M*gamma, the ring's bytes in two latencies;
+// messages of one rank are posted back to back and pay alpha each (Thakur et al.'s linear
+// exchange), bytes are bounded by the busiest rank port, node NIC and node staging path (the
+// node's intra-node bytes, when the parameters have one). Flat, k = p:
+//   T = 2(p-1)*alpha + 2(p-1)/p*M*beta + (p-1)/p*M*gamma, as the ring;
 // one server of two ranks, S segments: M*beta*(1 + 1/S), where a push, then a pull took 2M*beta.
 std::optional<model::Prediction> parameter_server_cost(const model::CostParams& params,
                                                        const model::Shape& shape, double m,
@@ -156,18 +154,13 @@ std::optional<model::Prediction> parameter_server_cost(const model::CostParams& 
   std::vector<double> lat_out(port_out.size()), lat_in(port_out.size());
   std::vector<double> nic_out(nodes), nic_in(nodes);
   std::vector<double> staged(nodes);  // intra-node bytes through each node's host staging path
-  // A rank posts a phase's messages together, so their latencies overlap: the phase waits for
-  // the slowest link class it crosses, once.
-  auto phase_latency = [&params](int messages_inside, int messages_across) {
-    return std::max(messages_inside > 0 ? params.intra.alpha_s : 0.0,
-                    messages_across > 0 ? params.inter.alpha_s : 0.0);
-  };
+  const double alpha_intra = params.intra.alpha_s, alpha_inter = params.inter.alpha_s;
   for (int r = 0; r < p; ++r) {
     const auto rank = static_cast<std::size_t>(r);
     const auto node = static_cast<std::size_t>(shape.node_of_rank[rank]);
     const int near = served[node] - (is_server[rank] ? 1 : 0), far = k - served[node];
     port_out[rank] = near * shard * params.intra.beta_s_per_byte;
-    lat_out[rank] = phase_latency(near, far);
+    lat_out[rank] = near * alpha_intra + far * alpha_inter;
     staged[node] += near * shard;
     // Bytes to other nodes pass the node's NIC, or where there is none the rank's own port.
     const double far_out = far * shard;
@@ -178,7 +171,7 @@ std::optional<model::Prediction> parameter_server_cost(const model::CostParams& 
     }
     if (is_server[rank]) {
       port_in[rank] = (local[node] - 1) * shard * params.intra.beta_s_per_byte;
-      lat_in[rank] = phase_latency(local[node] - 1, p - local[node]);
+      lat_in[rank] = (local[node] - 1) * alpha_intra + (p - local[node]) * alpha_inter;
       const double far_in = (p - local[node]) * shard;
       if (params.nic_shared) {
         nic_in[node] += far_in;
