@@ -3,25 +3,19 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
-#include <thread>
 
-#include "coll/clock.hpp"
-#include "coll/error.hpp"
+#include "transport/spin_wait.hpp"
 
 namespace coll {
 
 std::int64_t LinkCalendar::reserve(std::int64_t start_ns, std::int64_t duration_ns) {
   // Held for a few microseconds at most: one still held after seconds was left by a rank that
   // died or stopped inside it, and waiting longer would hang every rank that shares the link.
-  const Deadline deadline(kLockTimeoutS);
-  while (lock_.exchange(1, std::memory_order_acquire) != 0) {
-    if (deadline.expired()) {
-      throw Error(Status::Timeout, "shaped transport: a link's calendar stayed locked for " +
-                                       std::to_string(int(kLockTimeoutS)) +
-                                       " s (a rank died or stopped in it)");
-    }
-    std::this_thread::yield();
-  }
+  spin_until([this] { return lock_.exchange(1, std::memory_order_acquire) == 0; }, kLockTimeoutS,
+             [] {
+               return "shaped transport: a link's calendar stayed locked for " +
+                      std::to_string(int(kLockTimeoutS)) + " s (a rank died or stopped in it)";
+             });
   std::int64_t cursor = start_ns, remaining = duration_ns;
   while (remaining > 0) {
     // The first stretch that ends after the cursor: wait for its end if it has begun, else

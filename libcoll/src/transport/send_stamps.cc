@@ -1,10 +1,9 @@
 #include "transport/send_stamps.hpp"
 
 #include <string>
-#include <thread>
 
-#include "coll/clock.hpp"
 #include "coll/error.hpp"
+#include "transport/spin_wait.hpp"
 
 namespace coll {
 
@@ -29,16 +28,12 @@ SendStamps::Slot* SendStamps::ring(int from, int to) {
 void SendStamps::put(int peer, Tag tag, SendStamp stamp, double timeout_s) {
   std::uint64_t& number = sent_[static_cast<std::size_t>(peer)];
   Slot& slot = ring(rank_, peer)[number % kSlots];
-  const Deadline deadline(timeout_s);
-  while (slot.sequence.load(std::memory_order_acquire) != 0) {
-    if (deadline.expired()) {
-      throw Error(Status::Timeout, "shaped transport: rank " + std::to_string(peer) +
-                                       " has not received " + std::to_string(kSlots) +
-                                       " messages from rank " + std::to_string(rank_) + " in " +
-                                       std::to_string(timeout_s) + " s");
-    }
-    std::this_thread::yield();
-  }
+  spin_until([&slot] { return slot.sequence.load(std::memory_order_acquire) == 0; }, timeout_s,
+             [&] {
+               return "shaped transport: rank " + std::to_string(peer) + " has not received " +
+                      std::to_string(kSlots) + " messages from rank " + std::to_string(rank_) +
+                      " in " + std::to_string(timeout_s) + " s";
+             });
   slot.tag = tag;
   slot.stamp = stamp;
   slot.sequence.store(++number, std::memory_order_release);

@@ -1,8 +1,8 @@
 // How each message left its sender on the virtual clock (the shaped transport's virtual mode):
-// the sender writes, for every message it posts, when it started to send it and when its side of
-// the path had carried it into a ring per ordered pair of ranks, in shared memory; the receiver
-// takes the oldest stamp of the received message's tag once its receive completes (messages of
-// one tag from one peer arrive in the order sent) and reserves its own side of the path from it.
+// for every message it posts, the sender writes when it started to send it and when it left the
+// sender's port into a ring per ordered pair of ranks, in shared memory; the receiver takes the
+// oldest stamp of the received message's tag once its receive completes (messages of one tag
+// from one peer arrive in the order sent) and reserves the links the message shares from it.
 #pragma once
 
 #include <atomic>
@@ -15,7 +15,7 @@
 
 namespace coll {
 
-// When a message started to leave, and when the sender's side of its path had carried it.
+// When a message started to leave, and when it had left the sender's port.
 struct SendStamp {
   std::int64_t start_ns, sent_ns;
 };

@@ -52,7 +52,7 @@ struct HeldSend {
   Transport::Request inner;  // once posted
 };
 
-// A receive on the virtual clock: its tag finds the message's arrival stamp once it completes.
+// A receive on the virtual clock: its tag finds the message's send stamp once it completes.
 struct StampedRecv {
   Tag tag;
   Transport::Request inner;
