@@ -127,7 +127,9 @@ TableCell modelled_cell(const Options& options, const Strategy& strategy, const 
                         const std::string& variant, int nodes, int ranks_per_node) {
   const ModelTable table = load_model_table(
       options.models_dir, model, variant.empty() ? strategy.variant_for(model) : variant);
-  return model_cell(options, table_params(options), strategy, table, nodes, ranks_per_node);
+  coll::model::CostParams emulated = table_params(options);
+  emulated.peer_memory = false;
+  return model_cell(options, emulated, strategy, table, nodes, ranks_per_node);
 }
 
 std::string tables_header(const Options& options, const std::string& what) {

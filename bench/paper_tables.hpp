@@ -40,7 +40,8 @@ const std::vector<PaperShape>& paper_shapes();
 // The tables' cost model: --cost-preset, else p40-ib56 (its name, and its parameters).
 std::string table_preset(const Options& options);
 coll::model::CostParams table_params(const Options& options);
-// One modelled cell of `strategy` on `model` (`variant`; "" = the strategy's own table).
+// One modelled cell of `strategy` on `model` (`variant`; "" = the strategy's own table), as the
+// emulated cluster can run it: its shaped links reach no peer's memory, so no peer_read.
 TableCell modelled_cell(const Options& options, const Strategy& strategy, const std::string& model,
                         const std::string& variant, int nodes, int ranks_per_node);
 

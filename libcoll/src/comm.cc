@@ -302,6 +302,8 @@ const Selector& Comm::Impl::cost_model() {
     }
     if (PeerMemory* memory = transport.peer_memory()) {
       params.peer_read_call_s = memory->read_call_seconds();
+    } else {
+      params.peer_memory = false;
     }
     // Not timed: a hand-off is priced like a message's latency.
     if (NodeSlots* slots = transport.node_slots()) {

@@ -1,6 +1,7 @@
 // The shaped transport emulates links: a shaped link carries bytes at its set rate (within 10 %)
 // and adds its latency alpha to every message; a node's NIC is shared by its ranks; the shape's
-// text form is checked. On the virtual clock the same links take their exact time. Rates are set
+// text form is checked. On the virtual clock the same links take their exact time, and a
+// message's alpha is work at both of its ends, one message at a time. Rates are set
 // low (8 MB/s) so that this loaded 2-core machine is never the bottleneck.
 #include <gtest/gtest.h>
 
@@ -182,6 +183,37 @@ TEST(ShapedTransport, EveryMessageTakesAlpha) {
   EXPECT_LE(median, kAlpha * 1.25) << "one-way " << median * 1e3 << " ms";
 }
 
+TEST(ShapedTransport, ARankSendingToThreePeersDoesItsWorkOnEachInTurn) {
+  // Alpha is the sender's (and the receiver's) work on each message, one message at a time: three
+  // small messages to three peers arrive alpha, 2 alpha and 3 alpha after they were sent (200 ms
+  // each, long beside this loaded machine's wake-up delays; at most a quarter more).
+  constexpr double kAlpha = 0.2;
+  coll::LinkShape shape;
+  shape.intra = {kAlpha, 0};
+  auto ranks = shaped_world(shape, {0, 0, 0, 0});
+  const auto start = std::chrono::steady_clock::now();
+  int value = 1;
+  std::vector<int> in(4);
+  std::vector<double> arrived(4);
+  std::vector<std::thread> receivers;
+  for (int to = 1; to < 4; ++to) {
+    receivers.emplace_back([&, to] {
+      auto& rank = *ranks[static_cast<std::size_t>(to)];
+      auto request = rank.recv(0, 1, &in[static_cast<std::size_t>(to)], sizeof(int));
+      rank.wait(request);
+      arrived[static_cast<std::size_t>(to)] = seconds_since(start);
+    });
+  }
+  std::vector<coll::Transport::Request> sends;
+  for (int to = 1; to < 4; ++to) sends.push_back(ranks[0]->send(to, 1, &value, sizeof value));
+  ranks[0]->wait_all(sends);
+  for (auto& thread : receivers) thread.join();
+  for (int to = 1; to < 4; ++to) {
+    EXPECT_GE(arrived[static_cast<std::size_t>(to)], to * kAlpha) << "to rank " << to;
+    EXPECT_LE(arrived[static_cast<std::size_t>(to)], to * kAlpha + 0.25 * kAlpha) << "to " << to;
+  }
+}
+
 TEST(LinkShape, ParsesItsOwnTextAndRejectsBadParts) {
   const auto shape = coll::LinkShape::parse(
       "intra=7e-06:9.4e-11,inter=7.4e-06:1.93e-10,staging=3.32e-11,scale=20", "COLL_SHAPE");
@@ -230,7 +262,9 @@ double virtual_seconds_after(const std::function<void()>& receive) {
 
 TEST(ShapedTransportVirtualClock, ALinkTakesExactlyItsSetTime) {
   coll::LinkShape shape;
-  shape.intra = {0.5e-3, 1 / 8e6};  // 8 MB/s: 8 MiB in 64 KiB pieces take 1.048576 s
+  // 8 MB/s: 8 MiB in 64 KiB pieces take 1.048576 s; each piece's alpha, the ranks' work on it,
+  // overlaps the bytes of the one before, so only the first one's shows.
+  shape.intra = {0.5e-3, 1 / 8e6};
   auto ranks = shaped_world(on_virtual_clock(shape), {0, 0});
   ASSERT_TRUE(coll::cluster_clock::is_virtual());
   constexpr std::size_t kTotal = 8u << 20, kPiece = 64u << 10;
@@ -259,9 +293,10 @@ TEST(ShapedTransportVirtualClock, EachMessageKeepsItsOwnArrivalWhateverTheOrderO
   auto ranks = shaped_world(on_virtual_clock(shape), {0, 1});
   std::vector<std::byte> big(1000), small(10), big_in(1000), small_in(10);
   std::thread sender([&] {
-    std::vector<coll::Transport::Request> sends{
-        ranks[0]->send(1, 7, big.data(), big.size()),       // arrives at 1 ms + 1 ms
-        ranks[0]->send(1, 3, small.data(), small.size())};  // then 10 us more
+    // The big one arrives at 1 ms + 1 ms; the small one 10 us later: its 1 ms of work overlapped
+    // the big one's bytes.
+    std::vector<coll::Transport::Request> sends{ranks[0]->send(1, 7, big.data(), big.size()),
+                                                ranks[0]->send(1, 3, small.data(), small.size())};
     ranks[0]->wait_all(sends);
   });
   std::vector<double> at;
@@ -313,4 +348,53 @@ TEST(ShapedTransportVirtualClock, RanksOfOneNodeShareItsNicWhicheverReservesFirs
   // 8 MiB through one 8 MB/s NIC: the last piece arrives when all have passed, with no gap.
   EXPECT_NEAR(std::max(arrived[0], arrived[1]), 2 * kTotal / 8e6, 1e-6);
   EXPECT_GE(std::min(arrived[0], arrived[1]), kTotal / 8e6 - 1e-6);
+}
+
+// Alpha is work a message costs its sender and its receiver, one message at a time (LogGP's
+// overhead): a rank that sends three small messages, or takes three, spends three alphas, where
+// large ones hide each one's alpha behind the bytes before it (above).
+TEST(ShapedTransportVirtualClock, AMessagesAlphaIsWorkAtBothOfItsEnds) {
+  coll::LinkShape shape;
+  shape.intra = {1e-3, 0};
+  auto ranks = shaped_world(on_virtual_clock(shape), {0, 0, 0, 0});
+  int value = 0;
+  std::vector<int> in(4);
+  // Rank 0 sends to ranks 1, 2 and 3 in that order; each receiver's time is its arrival.
+  std::thread fan_out([&] {
+    std::vector<coll::Transport::Request> sends;
+    for (int to = 1; to < 4; ++to) sends.push_back(ranks[0]->send(to, 1, &value, sizeof value));
+    ranks[0]->wait_all(sends);
+  });
+  std::vector<double> arrived(4);
+  std::vector<std::thread> receivers;
+  for (int to = 1; to < 4; ++to) {
+    receivers.emplace_back([&, to] {
+      auto request = ranks[static_cast<std::size_t>(to)]->recv(0, 1, &in[to], sizeof(int));
+      ranks[static_cast<std::size_t>(to)]->wait(request);
+      arrived[static_cast<std::size_t>(to)] = coll::cluster_clock::now();
+    });
+  }
+  fan_out.join();
+  for (auto& thread : receivers) thread.join();
+  EXPECT_NEAR(arrived[1], 1e-3, 1e-9);
+  EXPECT_NEAR(arrived[2], 2e-3, 1e-9);
+  EXPECT_NEAR(arrived[3], 3e-3, 1e-9);
+
+  // Ranks 1, 2 and 3 each send one message to rank 0 (fresh threads: their clocks start at 0).
+  std::vector<std::thread> senders;
+  for (int from = 1; from < 4; ++from) {
+    senders.emplace_back([&, from] {
+      auto request = ranks[static_cast<std::size_t>(from)]->send(0, 2, &value, sizeof value);
+      ranks[static_cast<std::size_t>(from)]->wait(request);
+    });
+  }
+  const double fan_in = virtual_seconds_after([&] {
+    std::vector<coll::Transport::Request> requests;
+    for (int from = 1; from < 4; ++from) {
+      requests.push_back(ranks[0]->recv(from, 2, &in[from], sizeof(int)));
+    }
+    ranks[0]->wait_all(requests);
+  });
+  for (auto& thread : senders) thread.join();
+  EXPECT_NEAR(fan_in, 3e-3, 1e-9);
 }

@@ -5,8 +5,10 @@
 // longer than COLL_SEGMENT_BYTES go segment by segment, which bounds the staging memory.
 //
 // Cost (the "direct" or "all-to-all" reduction of Thakur, Rabenseifner & Gropp 2005, with every
-// rank reducing): per segment one alpha, each rank sends (n-1) vectors over its port and reduces
-// (n-1) times: T = S*alpha + (n-1)*M*beta + (n-1)*M*gamma for S segments on one node.
+// rank reducing): per segment each rank sends (n-1) vectors over its port and takes (n-1), each
+// message holding the port alpha (a message's alpha is its ends' time, as a linear exchange pays
+// it), and reduces (n-1) times: T = S*(n-1)*alpha + (n-1)*M*beta + (n-1)*M*gamma for S segments
+// on one node.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -136,8 +138,8 @@ std::optional<model::Prediction> direct_cost(const model::CostParams& params,
   const double inter =
       double(p - local) * (params.nic_shared ? local : 1) * m * params.inter.beta_s_per_byte;
   const double segments = tuning.segments_in(m, shape.nodes > 1);
-  out.latency_s = segments * (shape.nodes > 1 ? std::max(params.intra.alpha_s, params.inter.alpha_s)
-                                              : params.intra.alpha_s);
+  out.latency_s =
+      segments * ((local - 1) * params.intra.alpha_s + double(p - local) * params.inter.alpha_s);
   out.bandwidth_s = intra + inter;
   out.reduction_s = (p - 1) * m * params.gamma_s_per_byte;
   out.detail =

@@ -260,9 +260,10 @@ void hierarchical_leader_allreduce(const CollectiveContext& context, const Allre
 //    (with no NIC to share, at M/G_min, which a rank of the smallest node carries); its
 //    reduction at M/G_min (a rank of the smallest node reduces that much).
 //  - hierarchical_leader: the ring reduce-scatter and all-gather plus the leader's gather and
-//    scatter, 2*alpha_intra + 2(G-1)/G*M*beta_intra more (the leader's G-1 messages leave at
-//    once and pass its one port in turn: one flow's beta, where the ring's G concurrent flows
-//    share a staged node's path), then the COLL_HIER_INTER formula at M among the N leaders.
+//    scatter, 2(G-1)*alpha_intra + 2(G-1)/G*M*beta_intra more (the leader's G-1 messages each
+//    way pass its one port in turn, each holding it alpha: one flow's beta, where the ring's G
+//    concurrent flows share a staged node's path), then the COLL_HIER_INTER formula at M among
+//    the N leaders.
 // With both levels rings: T = 2(G-1)*(alpha_intra + M/G*beta_intra) + 2(N-1)*c*alpha_inter
 //   + 2(N-1)*M/N*beta_inter + (G-1)/G*M*gamma + (N-1)/N*M/G_min*gamma.
 std::optional<model::Prediction> level_cost(const std::string& name,
@@ -349,10 +350,10 @@ std::optional<model::Prediction> hierarchical_leader_cost(const model::CostParam
   if (!out) return std::nullopt;
   out->algorithm = "hierarchical_leader";
   // The leader's gather (after a ring reduce-scatter) and scatter: G-1 messages of M/G each
-  // way, sent at once (one alpha, as a ring step's concurrent messages), which pass the
-  // leader's one port in turn, one flow at a time on a staged path.
+  // way, which pass the leader's one port in turn (alpha each), one flow at a time on a staged
+  // path.
   const int leader_phases = g < 2 ? 0 : tuning.hier_intra == "ring" ? 2 : 1;
-  out->latency_s += leader_phases * params.intra.alpha_s;
+  out->latency_s += leader_phases * (g - 1.0) * params.intra.alpha_s;
   out->bandwidth_s += leader_phases * (g - 1.0) / g * m * model::intra_beta(params, 1);
   const auto leaders =
       level_cost(tuning.hier_inter, params, model::Shape::uniform(n, 1), m, tuning);

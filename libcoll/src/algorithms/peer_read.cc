@@ -313,6 +313,9 @@ std::optional<model::Prediction> peer_read_cost(const model::CostParams& params,
   const int p = shape.ranks;
   if (shape.nodes > 1)
     return priced_as("ring", "peer_read", "across nodes", params, shape, m, tuning);
+  if (!params.peer_memory) {
+    return priced_as("ring", "peer_read", "without peer memory", params, shape, m, tuning);
+  }
   model::Prediction out{"peer_read"};
   if (p < 2) return out;
   const double peers_share = (p - 1.0) / p * m;

@@ -156,10 +156,11 @@ void tree_allreduce(const CollectiveContext& context, const AllreduceArgs& args)
 }
 
 // Cost: two trees each carry M/2 in k segments; every rank is interior in one tree and a leaf
-// in the other, so each pipeline step moves M/k through a rank's port. Depth D = floor(log2 p):
-// T(k) = 2(D+k-1)*(alpha + M/k*beta) + (D+k-1)*M/k*gamma (reduce, then broadcast), with the
-// best k: k* = sqrt(D*M*(2beta+gamma) / (2alpha)), rounded to the better neighbouring integer,
-// segments of at least 64 B. For large M: 2M*beta + 2D*alpha + 4sqrt(D*alpha*M*beta). A tree
+// in the other, so each pipeline step moves M/k through a rank's port in two messages, each
+// holding it alpha. Depth D = floor(log2 p):
+// T(k) = 2(D+k-1)*(2alpha + M/k*beta) + (D+k-1)*M/k*gamma (reduce, then broadcast), with the
+// best k: k* = sqrt(D*M*(2beta+gamma) / (4alpha)), rounded to the better neighbouring integer,
+// segments of at least 64 B. For large M: 2M*beta + 4D*alpha + 4sqrt(2D*alpha*M*beta). A tree
 // spanning nodes runs at the inter link's pace (a pipeline is as fast as its slowest stage);
 // each tree crosses a node boundary about once per direction, so no NIC sharing.
 std::optional<model::Prediction> tree_cost(const model::CostParams& params,
@@ -175,10 +176,10 @@ std::optional<model::Prediction> tree_cost(const model::CostParams& params,
   const double k_max = std::max(1.0, std::floor(m / 64));
   auto cost = [&](double k) {
     const double steps = depth + k - 1;
-    return model::Prediction{"tree", 2 * steps * alpha, 2 * steps * m / k * beta,
+    return model::Prediction{"tree", 4 * steps * alpha, 2 * steps * m / k * beta,
                              steps * m / k * gamma};
   };
-  double k_star = alpha > 0 ? std::sqrt(depth * m * (2 * beta + gamma) / (2 * alpha)) : k_max;
+  double k_star = alpha > 0 ? std::sqrt(depth * m * (2 * beta + gamma) / (4 * alpha)) : k_max;
   k_star = std::clamp(k_star, 1.0, k_max);
   double k = std::floor(k_star);
   if (k + 1 <= k_max && cost(k + 1).total_s() < cost(k).total_s()) k += 1;

@@ -1,8 +1,9 @@
 // How each message left its sender on the virtual clock (the shaped transport's virtual mode):
-// for every message it posts, the sender writes when it started to send it and when it left the
-// sender's port into a ring per ordered pair of ranks, in shared memory; the receiver takes the
-// oldest stamp of the received message's tag once its receive completes (messages of one tag
-// from one peer arrive in the order sent) and reserves the links the message shares from it.
+// for every message it posts, the sender writes when its bytes went on the wire and when they
+// left the sender's port into a ring per ordered pair of ranks, in shared memory; the receiver
+// takes the oldest stamp of the received message's tag once its receive completes (messages of
+// one tag from one peer arrive in the order sent) and reserves the links the message shares
+// from it.
 #pragma once
 
 #include <atomic>
@@ -15,9 +16,10 @@
 
 namespace coll {
 
-// When a message started to leave, and when it had left the sender's port.
+// When a message's bytes went on the wire (its sender's work on it done) and when they had left
+// the sender's port.
 struct SendStamp {
-  std::int64_t start_ns, sent_ns;
+  std::int64_t on_wire_ns, sent_ns;
 };
 
 class SendStamps {

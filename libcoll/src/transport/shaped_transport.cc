@@ -42,8 +42,8 @@ constexpr std::int64_t kNotReserved = std::numeric_limits<std::int64_t>::max();
 // A send held until its emulated link has carried it.
 struct HeldSend {
   std::int64_t sent_ns;                    // when the caller sent it
-  std::int64_t release_ns = kNotReserved;  // once its path is reserved: when it has crossed (on
-                                           // the virtual clock: when it left the sender's port)
+  std::int64_t release_ns = kNotReserved;  // once its path is reserved: when it arrives (on the
+                                           // virtual clock: when it left the sender's port)
   int peer;
   Tag tag;
   const void* data;
@@ -58,16 +58,16 @@ struct StampedRecv {
   Transport::Request inner;
 };
 
-// A message's crossing of its emulated path: when its bytes have passed (carried) and when it
-// arrives, alpha later (release).
-struct Crossing {
-  std::int64_t carried_ns, release_ns;
-};
-
-// One message's path from rank `from` to rank `to` over the job's links, reserved from `start`:
-// inside a node the sender's out port, the node's staging path and the receiver's in port; between
-// nodes the sender's node's NIC out and the receiver's node's NIC in. Each call returns when its
-// links have carried the message.
+// One message's path from rank `from` to rank `to` over the job's links. A message's alpha is
+// work it costs both of its ends, as LogGP's overhead (in 2017 most of the preset's alpha was
+// each message's software and staging copies): the sender's, then its bytes go on the wire, and
+// the receiver's, alongside it. A rank's work is one message at a time and overlaps the bytes
+// of the messages before it. So a lone message arrives alpha + bytes * beta after it starts, as
+// the model's link; a rank that sends to, or takes from, k peers spends k alphas, as the model
+// prices a linear exchange; a pipeline's segments pay alpha once. The bytes pass the sender's
+// out port (at its link class's rate; between nodes, its way into the NIC) and the links they
+// share with other ranks' messages: inside a node the receiver's in port and the node's staging
+// path, between nodes the two NICs.
 template <class Link>
 struct Path {
   JobLinks<Link>& links;
@@ -94,33 +94,38 @@ struct Path {
   std::int64_t alpha_ns() const {
     return scaled_ns(inside_node ? shape.intra.alpha_s : shape.inter.alpha_s, shape.time_scale);
   }
-  // The sender's own out port, at its link class's rate (between nodes: its injection into the
-  // NIC), which no other rank sends through.
-  std::int64_t reserve_senders_port(std::int64_t start) {
+  // The sender's work on the message, from `start` or when its work on the last one ended:
+  // returns when the bytes go on the wire.
+  std::int64_t reserve_sending(std::int64_t start) {
+    return links.ports[from].sending.reserve(start, alpha_ns());
+  }
+  // The sender's own out port, which no other rank sends through: returns when the bytes left.
+  std::int64_t reserve_senders_port(std::int64_t on_wire) {
     return links.ports[from].out.reserve(
-        start,
+        on_wire,
         transfer_ns(inside_node ? shape.intra.beta_s_per_byte : shape.inter.beta_s_per_byte));
   }
-  // The links the message shares with other ranks' messages: the node's staging path and the
-  // receiver's in port, or the two NICs.
-  std::int64_t reserve_shared_links(std::int64_t start) {
+  // The receiver's work on the message, alongside the sender's, and the links the bytes share:
+  // returns when the message has arrived.
+  std::int64_t reserve_receiving(std::int64_t on_wire) {
+    const std::int64_t worked = links.ports[to].taking.reserve(on_wire - alpha_ns(), alpha_ns());
     if (!inside_node) {
       const std::int64_t transfer = transfer_ns(shape.inter.beta_s_per_byte);
-      return std::max(links.nodes[from_node].nic_out.reserve(start, transfer),
-                      links.nodes[to_node].nic_in.reserve(start, transfer));
+      return std::max({worked, links.nodes[from_node].nic_out.reserve(on_wire, transfer),
+                       links.nodes[to_node].nic_in.reserve(on_wire, transfer)});
     }
-    std::int64_t end = links.ports[to].in.reserve(start, transfer_ns(shape.intra.beta_s_per_byte));
+    std::int64_t end = std::max(
+        worked, links.ports[to].in.reserve(on_wire, transfer_ns(shape.intra.beta_s_per_byte)));
     if (shape.staging_beta_s_per_byte > 0) {
       end = std::max(end, links.nodes[from_node].staging.reserve(
-                              start, transfer_ns(shape.staging_beta_s_per_byte)));
+                              on_wire, transfer_ns(shape.staging_beta_s_per_byte)));
     }
     return end;
   }
-  // The whole path at once, on the real clock (between nodes the NIC out is the sender's way in).
-  Crossing cross(std::int64_t start) {
-    std::int64_t carried = reserve_shared_links(start);
-    if (inside_node) carried = std::max(carried, reserve_senders_port(start));
-    return {carried, carried + alpha_ns()};
+  // The whole path at once, on the real clock: returns when the message has arrived.
+  std::int64_t cross(std::int64_t start) {
+    const std::int64_t on_wire = reserve_sending(start);
+    return std::max(reserve_senders_port(on_wire), reserve_receiving(on_wire));
   }
 
  private:
@@ -215,8 +220,7 @@ class ShapedTransport final : public Transport {
     if (!waiting_.empty()) {
       std::int64_t next = kNotReserved;
       for (const HeldSend* send : waiting_) {
-        next =
-            std::min(next, send->release_ns == kNotReserved ? carried_until_ns_ : send->release_ns);
+        next = std::min(next, send->release_ns == kNotReserved ? next_send_ns_ : send->release_ns);
       }
       const std::int64_t until_us = (next - now_ns() + 999) / 1000;
       if (until_us <= 0) return;
@@ -233,20 +237,23 @@ class ShapedTransport final : public Transport {
     return Path<Link>(links, shape_, node_of_rank_, from, to, bytes);
   }
 
-  // On the virtual clock: the sender's own port is reserved from this thread's virtual time (or
-  // when this rank's previous send has left it) and the message posted at once, stamped with its
-  // start and when it left the port. The receiver reserves the links shared with other ranks'
-  // messages when it takes the message, in the order it takes its messages in: a rank that posts
-  // a burst reaches the links before its peers' bursts, and reserved at send time a shared link
-  // carried the first sender's whole burst first, where a real link interleaves the flows (a
-  // parameter server then had a segment from every worker only after whole bursts). A server
-  // takes segment s from every worker before segment s + 1, so its links serve them in turn.
+  // On the virtual clock: the sender's work on the message and its own port are reserved from
+  // this thread's virtual time (or when this rank's work on its previous send ended) and the
+  // message posted at once, stamped with when its bytes went on the wire and left the port. The
+  // receiver reserves its own work and the links shared with other ranks' messages when it takes
+  // the message, in the order it takes its messages in: a rank that posts a burst reaches the
+  // links before its peers' bursts, and reserved at send time a shared link carried the first
+  // sender's whole burst first, where a real link interleaves the flows (a parameter server then
+  // had a segment from every worker only after whole bursts). A server takes segment s from
+  // every worker before segment s + 1, so its links serve them in turn.
   Request send_stamped(int peer, Tag tag, const void* data, std::size_t bytes) {
-    const std::int64_t start = std::max(carried_until_ns_, cluster_clock::virtual_now_ns());
-    carried_until_ns_ = path(calendars_, rank_, peer, bytes).reserve_senders_port(start);
-    stamps_->put(peer, tag, {start, carried_until_ns_}, timeout_s_);
+    const std::int64_t start = std::max(next_send_ns_, cluster_clock::virtual_now_ns());
+    auto to_peer = path(calendars_, rank_, peer, bytes);
+    next_send_ns_ = to_peer.reserve_sending(start);
+    const std::int64_t left = to_peer.reserve_senders_port(next_send_ns_);
+    stamps_->put(peer, tag, {next_send_ns_, left}, timeout_s_);
     // The send completes, for a thread that waits for it, once it has left the sender's port.
-    auto* held = new HeldSend{start, carried_until_ns_, peer, tag, data, bytes};
+    auto* held = new HeldSend{start, left, peer, tag, data, bytes};
     held->inner = inner_->send(peer, tag, data, bytes);
     held->posted = true;
     held_.insert(held);
@@ -266,15 +273,14 @@ class ShapedTransport final : public Transport {
   }
 
   // Once the message is in, the links it shares are reserved and the receiving thread's virtual
-  // time moves on to its arrival, alpha after every link of its path has carried it.
+  // time moves on to its arrival, when every link of its path has carried it.
   bool test_stamped(Request& request) {
     auto* recv = static_cast<StampedRecv*>(request.handle);
     if (!recv->inner.done && !inner_->test(recv->inner)) return false;
     const SendStamp sent = stamps_->take(request.peer, recv->tag);
     auto from_peer = path(calendars_, request.peer, rank_, recv->inner.bytes);
-    const std::int64_t carried =
-        std::max(sent.sent_ns, from_peer.reserve_shared_links(sent.start_ns));
-    cluster_clock::advance_to_ns(carried + from_peer.alpha_ns());
+    cluster_clock::advance_to_ns(
+        std::max(sent.sent_ns, from_peer.reserve_receiving(sent.on_wire_ns)));
     request.bytes = recv->inner.bytes;
     stamped_recvs_.erase(recv);
     delete recv;
@@ -283,18 +289,18 @@ class ShapedTransport final : public Transport {
     return true;
   }
 
-  // This rank's sends take their paths in send order, each once the one before has been carried
-  // (its own port is busy until then), from that moment on the emulated clock: sends of other
-  // ranks reserved meanwhile interleave with this rank's, as flows share a real link, where
-  // reserving all of a burst at once would queue every other rank's behind it.
+  // This rank's sends take their paths in send order, each from alpha before the one before has
+  // arrived (on the emulated clock), so that its work on the message overlaps that crossing's
+  // end and its bytes follow at once: sends of other ranks reserved meanwhile interleave with
+  // this rank's, as flows share a real link, where reserving all of a burst at once would queue
+  // every other rank's behind it.
   void reserve_due(std::int64_t now) {
     for (HeldSend* send : waiting_) {
       if (send->release_ns != kNotReserved) continue;
-      if (carried_until_ns_ > now) return;
-      const Crossing crossing = path(buckets_, rank_, send->peer, send->bytes)
-                                    .cross(std::max(carried_until_ns_, send->sent_ns));
-      carried_until_ns_ = crossing.carried_ns;
-      send->release_ns = crossing.release_ns;
+      if (next_send_ns_ > now) return;
+      auto to_peer = path(buckets_, rank_, send->peer, send->bytes);
+      send->release_ns = to_peer.cross(std::max(next_send_ns_, send->sent_ns));
+      next_send_ns_ = send->release_ns - to_peer.alpha_ns();
     }
   }
 
@@ -331,7 +337,8 @@ class ShapedTransport final : public Transport {
   std::optional<cluster_clock::VirtualClockUser> virtual_clock_;
   Waiter waiter_;
   std::deque<HeldSend*> waiting_;       // held, not yet posted, in send order
-  std::int64_t carried_until_ns_ = 0;   // when this rank's last reserved send has been carried
+  std::int64_t next_send_ns_ = 0;       // when this rank's next send may start (reserve_due,
+                                        // send_stamped)
   std::unordered_set<HeldSend*> held_;  // every send not yet completed by test()
   std::unordered_set<StampedRecv*> stamped_recvs_;  // every such receive not yet completed
   std::string description_;

@@ -1,9 +1,10 @@
 // A transport that makes every link behave like a slower one (COLL_TRANSPORT=shaped:<inner>,
 // shape from COLL_SHAPE, see link_shape.hpp): a decorator over the real transport that holds
-// each send until the emulated link has carried it. The sender reserves its message's transfer
-// time on the token buckets of its path (intra-node: its out port, the receiver's in port and
-// the node's staging path; inter-node: its node's NIC out and the peer node's NIC in) and posts it
-// to the inner transport alpha after the last reservation ends. A rank reserves its sends one at
+// each send until the emulated link has carried it. The sender reserves its message's time on
+// the token buckets of its path (alpha of its own and of the receiver's work; then the bytes on
+// its out port, inside a node on the receiver's in port and the node's staging path, between
+// nodes on its node's NIC out and the peer node's NIC in) and posts it to the inner transport
+// when the last reservation ends. A rank reserves its sends one at
 // a time, in order, each once the one before has been carried, so that concurrent senders'
 // messages interleave on a shared port as flows share a link. Receives pass through. Needs no
 // privileges; every rank must be on this machine (the node buckets are in shared memory).
@@ -36,10 +37,12 @@ struct alignas(64) NodeLinks {
 
 // One rank's port inside its node, a direction each (a GPU's PCIe link): every intra-node message
 // holds its sender's out port and its receiver's in port, so a rank that receives from several
-// peers at once takes them in turn, as the cost model prices a rank's port.
+// peers at once takes them in turn, as the cost model prices a rank's port. `sending` and
+// `taking` are the rank's own work on each message it sends or takes (alpha each, LogGP's
+// overhead), which overlaps the bytes of the messages before it.
 template <class Link>
 struct alignas(64) PortLinks {
-  Link out, in;
+  Link out, in, sending, taking;
 };
 
 // Every link of one shaped job, shared by all its ranks' transports: one NodeLinks per node

@@ -23,6 +23,10 @@ struct CostParams {
   // One cross-memory read's cost besides its bytes (peer_read pays it per read): measured by the
   // ranks when their transport connects; 0 in presets and where unknown.
   double peer_read_call_s = 0;
+  // The transport reaches the peers' buffers (cross-memory reads or mappings). Where it does
+  // not (a shaped transport, TCP alone) peer_read runs, and is priced, as the ring, so `auto`
+  // never picks it for what it cannot do (set by the communicator).
+  bool peer_memory = true;
   // The all-reduce's buffers come from allocate_shared, so the peers map them: peer_read loads
   // from them without read calls. Set by the Selector when it prices such a call.
   bool peer_buffers_mapped = false;
