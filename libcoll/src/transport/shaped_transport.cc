@@ -249,9 +249,10 @@ class ShapedTransport final : public Transport {
   Request send_stamped(int peer, Tag tag, const void* data, std::size_t bytes) {
     const std::int64_t start = std::max(next_send_ns_, cluster_clock::virtual_now_ns());
     auto to_peer = path(calendars_, rank_, peer, bytes);
-    next_send_ns_ = to_peer.reserve_sending(start);
-    const std::int64_t left = to_peer.reserve_senders_port(next_send_ns_);
-    stamps_->put(peer, tag, {next_send_ns_, left}, timeout_s_);
+    const std::int64_t on_wire = to_peer.reserve_sending(start);
+    const std::int64_t left = to_peer.reserve_senders_port(on_wire);
+    next_send_ns_ = on_wire;  // this rank's work on the next message may start
+    stamps_->put(peer, tag, {on_wire, left}, timeout_s_);
     // The send completes, for a thread that waits for it, once it has left the sender's port.
     auto* held = new HeldSend{start, left, peer, tag, data, bytes};
     held->inner = inner_->send(peer, tag, data, bytes);

@@ -4,15 +4,15 @@
 // the token buckets of its path (alpha of its own and of the receiver's work; then the bytes on
 // its out port, inside a node on the receiver's in port and the node's staging path, between
 // nodes on its node's NIC out and the peer node's NIC in) and posts it to the inner transport
-// when the last reservation ends. A rank reserves its sends one at
-// a time, in order, each once the one before has been carried, so that concurrent senders'
-// messages interleave on a shared port as flows share a link. Receives pass through. Needs no
-// privileges; every rank must be on this machine (the node buckets are in shared memory).
-// On the virtual clock (clock=virtual) nothing is held: each send reserves the sender's own port
-// and is posted at once, stamped with when it left; the receiver reserves the links the message
-// shares with other ranks' when it takes the message, and its virtual time moves on to the
-// emulated arrival (coll/cluster_clock.hpp). Links keep calendars instead of buckets there, since
-// ranks reach them out of emulated-time order.
+// when the last reservation ends. A rank reserves its sends one at a time, in order, each from
+// alpha before the one before has arrived, so that concurrent senders' messages interleave on a
+// shared port as flows share a link. Receives pass through. Needs no privileges; every rank must
+// be on this machine (the node buckets are in shared memory).
+// On the virtual clock (clock=virtual) nothing is held: each send reserves the sender's work and
+// its own port and is posted at once, stamped with when it left; the receiver reserves its own
+// work and the links the message shares with other ranks' when it takes the message, and its
+// virtual time moves on to the emulated arrival (coll/cluster_clock.hpp). Links keep calendars
+// instead of buckets there, since ranks reach them out of emulated-time order.
 #pragma once
 
 #include <cstddef>
