@@ -208,7 +208,7 @@ std::string markdown(const Options& options, const std::string& links, const Mac
       << options.iterations << " iteration(s) after " << options.warmup << " warm-up, medians; "
       << (options.virtual_clock
               ? "times on the virtual clock (messages carry their emulated arrival, compute "
-                "advances it; the reductions' own time is not charged)"
+                "advances it, each reduction takes the preset's gamma)"
               : "times divided by K")
       << "; forward is not replayed (iteration = model's forward + measured backward + "
          "exposed)\n"
@@ -344,7 +344,8 @@ std::string emulation_warning(const TableCell& cell, double gradient_bytes, doub
 int run_emulated_tables(const Options& options) {
   const auto params = table_params(options);
   const std::string links =
-      shape_of(params, options.time_scale) + (options.virtual_clock ? ",clock=virtual" : "");
+      shape_of(params, options.time_scale) +
+      (options.virtual_clock ? ",clock=virtual,reduce=" + number(params.gamma_s_per_byte) : "");
   const MachineLimits machine = MachineLimits::measure();
   const fs::path dir =
       fs::temp_directory_path() / ("collbench-emulate-" + std::to_string(::getpid()));

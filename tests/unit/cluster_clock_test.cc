@@ -1,13 +1,15 @@
 // The emulated cluster's clock: the steady clock normally; while a virtual clock is in use, each
 // thread's own time, which a task queued on the progress engine carries from its caller to the
-// engine and back, and which emulated compute advances without sleeping.
+// engine and back, and which emulated compute and emulated reductions advance without sleeping.
 #include <gtest/gtest.h>
 
 #include <thread>
+#include <vector>
 
 #include "coll/clock.hpp"
 #include "coll/cluster_clock.hpp"
 #include "core/progress_engine.hpp"
+#include "reduce/reducer.hpp"
 
 namespace {
 
@@ -24,7 +26,7 @@ TEST(ClusterClock, IsTheSteadyClockUnlessAVirtualClockIsInUse) {
 }
 
 TEST(ClusterClock, AQueuedTaskStartsAtItsCallersTimeAndHandsItsEndBack) {
-  const clock::VirtualClockUser virtual_clock;
+  const clock::VirtualClockUser virtual_clock(0);
   ASSERT_TRUE(clock::is_virtual());
   std::thread caller([] {  // a thread of its own: its virtual time starts at 0
     EXPECT_EQ(clock::now(), 0);
@@ -46,6 +48,21 @@ TEST(ClusterClock, AQueuedTaskStartsAtItsCallersTimeAndHandsItsEndBack) {
     EXPECT_DOUBLE_EQ(clock::now(), 7.5);
   });
   caller.join();
+}
+
+// The emulated GPU's gamma, not this CPU's speed: a reduction of 1000 floats at 1 ms a byte moves
+// the reducing thread's time on by exactly 4 s.
+TEST(ClusterClock, AReductionTakesTheEmulatedHardwaresTime) {
+  std::vector<float> sum(1000, 3.0f), addend(1000, 2.0f);
+  const clock::VirtualClockUser virtual_clock(1e-3);
+  std::thread reducer([&] {
+    clock::advance_to(1.0);
+    coll::reduce(coll::DataType::Float32, coll::ReduceOp::Sum, sum.data(), sum.data(),
+                 addend.data(), sum.size());
+    EXPECT_DOUBLE_EQ(clock::now(), 5.0);
+    EXPECT_EQ(sum[999], 5.0f);
+  });
+  reducer.join();
 }
 
 }  // namespace

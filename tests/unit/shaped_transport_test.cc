@@ -226,9 +226,15 @@ TEST(LinkShape, ParsesItsOwnTextAndRejectsBadParts) {
   const auto on_virtual = coll::LinkShape::parse("intra=1:2,inter=1:2,clock=virtual", "COLL_SHAPE");
   EXPECT_TRUE(on_virtual.virtual_clock);
   EXPECT_TRUE(coll::LinkShape::parse(on_virtual.to_string(), "again").virtual_clock);
+  const auto reducing =
+      coll::LinkShape::parse("intra=1:2,inter=1:2,clock=virtual,reduce=8.7e-12", "COLL_SHAPE");
+  EXPECT_DOUBLE_EQ(reducing.reduce_s_per_byte, 8.7e-12);
+  EXPECT_DOUBLE_EQ(coll::LinkShape::parse(reducing.to_string(), "again").reduce_s_per_byte,
+                   8.7e-12);
   for (const char* bad :
        {"intra=1:2", "intra=1:2,inter=x:1", "intra=1,inter=1:2", "intra=1:2,inter=1:2,scale=0.5",
-        "intra=1:2,inter=1:2,speed=3", "intra=1:2,inter=1:2,clock=fast"}) {
+        "intra=1:2,inter=1:2,speed=3", "intra=1:2,inter=1:2,clock=fast",
+        "intra=1:2,inter=1:2,reduce=1e-12", "intra=1:2,inter=1:2,clock=virtual,reduce=-1"}) {
     try {
       coll::LinkShape::parse(bad, "COLL_SHAPE");
       ADD_FAILURE() << "accepted " << bad;

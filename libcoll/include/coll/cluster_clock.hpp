@@ -7,6 +7,7 @@
 // messages, not on how this machine schedules its ranks.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace coll::cluster_clock {
@@ -19,15 +20,20 @@ void sleep_until(double seconds);
 void advance_to(double seconds);
 bool is_virtual();
 
+// A reduction of `bytes` by this thread: on the virtual clock it advances this thread's time by
+// the work the emulated hardware takes for it (COLL_SHAPE's reduce=, the preset's gamma, set by
+// the VirtualClockUser); else nothing, the reduction having taken real time.
+void charge_reduction(std::size_t bytes);
+
 // The virtual clock in nanoseconds, for the shaped transport.
 std::int64_t virtual_now_ns();
 void advance_to_ns(std::int64_t ns);
 
 // While one of these lives in the process, the cluster's clock is virtual (the shaped transport
-// holds one for its lifetime).
+// holds one for its lifetime), and every reduction costs `reduction_s_per_byte` of it per byte.
 class VirtualClockUser {
  public:
-  VirtualClockUser();
+  explicit VirtualClockUser(double reduction_s_per_byte);
   ~VirtualClockUser();
   VirtualClockUser(const VirtualClockUser&) = delete;
   VirtualClockUser& operator=(const VirtualClockUser&) = delete;

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <string>
 
+#include "coll/cluster_clock.hpp"
 #include "coll/error.hpp"
 #include "reduce/kernels.hpp"
 
@@ -37,14 +38,19 @@ void reduce(DataType type, ReduceOp op, void* dst, const void* a, const void* b,
   using U16 = std::uint16_t;
   switch (type) {
     case DataType::Float16:
-      return reduce_detail::reduce_fp16(op, static_cast<U16*>(dst), static_cast<const U16*>(a),
-                                        static_cast<const U16*>(b), count);
+      reduce_detail::reduce_fp16(op, static_cast<U16*>(dst), static_cast<const U16*>(a),
+                                 static_cast<const U16*>(b), count);
+      break;
     case DataType::Bfloat16:
-      return reduce_detail::reduce_bf16(op, static_cast<U16*>(dst), static_cast<const U16*>(a),
-                                        static_cast<const U16*>(b), count);
+      reduce_detail::reduce_bf16(op, static_cast<U16*>(dst), static_cast<const U16*>(a),
+                                 static_cast<const U16*>(b), count);
+      break;
     default:
-      return reduce_detail::reduce_native(type, op, dst, a, b, count);
+      reduce_detail::reduce_native(type, op, dst, a, b, count);
   }
+  // Every algorithm's gamma term passes here: on an emulated cluster's virtual clock it is the
+  // emulated hardware's time, not this CPU's.
+  cluster_clock::charge_reduction(count * dtype_size(type));
 }
 
 void finish_average(DataType type, void* data, std::size_t count, int divisor) {

@@ -58,15 +58,23 @@ LinkShape LinkShape::parse(const std::string& text, const std::string& what) {
                     what + ": clock must be real or virtual, got '" + value + "'");
       }
       shape.virtual_clock = value == "virtual";
+    } else if (key == "reduce") {
+      shape.reduce_s_per_byte = number(value, what, key);
     } else {
       throw Error(Status::InvalidArgument, what + ": unknown part '" + item +
                                                "' (expected intra=ALPHA:BETA, "
                                                "inter=ALPHA:BETA, staging=BETA, scale=K, "
-                                               "clock=real|virtual)");
+                                               "clock=real|virtual, reduce=GAMMA)");
     }
   }
   if (!intra || !inter) {
     throw Error(Status::InvalidArgument, what + " '" + text + "' must give both intra= and inter=");
+  }
+  if (shape.reduce_s_per_byte > 0 && !shape.virtual_clock) {
+    throw Error(Status::InvalidArgument,
+                what +
+                    ": reduce= needs clock=virtual (on the real clock reductions take this "
+                    "machine's own time)");
   }
   return shape;
 }
@@ -76,7 +84,13 @@ std::string LinkShape::to_string() const {
   std::snprintf(text, sizeof text, "intra=%.6g:%.6g,inter=%.6g:%.6g,staging=%.6g,scale=%.6g",
                 intra.alpha_s, intra.beta_s_per_byte, inter.alpha_s, inter.beta_s_per_byte,
                 staging_beta_s_per_byte, time_scale);
-  return std::string(text) + (virtual_clock ? ",clock=virtual" : "");
+  std::string out = text;
+  if (virtual_clock) out += ",clock=virtual";
+  if (reduce_s_per_byte > 0) {
+    std::snprintf(text, sizeof text, ",reduce=%.6g", reduce_s_per_byte);
+    out += text;
+  }
+  return out;
 }
 
 }  // namespace coll

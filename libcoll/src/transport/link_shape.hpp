@@ -19,9 +19,12 @@ struct LinkShape {
   // clock=virtual: messages and compute move each thread's virtual time (coll/cluster_clock.hpp)
   // instead of waiting in real time; clock=real (the default) holds each send for real.
   bool virtual_clock = false;
+  // reduce=GAMMA, virtual clock only: every reduction's work on the emulated hardware, seconds per
+  // byte reduced (the preset's gamma); on the real clock reductions take this machine's time.
+  double reduce_s_per_byte = 0;
 
-  // "intra=ALPHA:BETA,inter=ALPHA:BETA[,staging=BETA][,scale=K][,clock=real|virtual]" (seconds,
-  // seconds per byte).
+  // "intra=ALPHA:BETA,inter=ALPHA:BETA[,staging=BETA][,scale=K][,clock=real|virtual]
+  // [,reduce=GAMMA]" (seconds, seconds per byte).
   // Throws coll::Error (InvalidArgument) naming `what` and the part that is wrong.
   static LinkShape parse(const std::string& text, const std::string& what);
   std::string to_string() const;  // parse(to_string()) gives the same shape

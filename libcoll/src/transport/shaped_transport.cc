@@ -155,7 +155,7 @@ class ShapedTransport final : public Transport {
     stamps_.emplace(
         static_cast<std::byte*>(job_memory_.get()) + JobLinks<LinkCalendar>::bytes(nodes, ranks),
         ranks, rank_);
-    virtual_clock_.emplace();
+    virtual_clock_.emplace(shape_.reduce_s_per_byte);
   }
 
   ~ShapedTransport() override {
@@ -376,7 +376,7 @@ std::unique_ptr<Transport> wrap_registered(std::unique_ptr<Transport> inner, Boo
   if (!text) {
     throw Error(Status::InvalidArgument,
                 "COLL_TRANSPORT=shaped:... needs COLL_SHAPE (intra=ALPHA:BETA,inter=ALPHA:BETA"
-                "[,staging=BETA][,scale=K])");
+                "[,staging=BETA][,scale=K][,clock=real|virtual][,reduce=GAMMA])");
   }
   const LinkShape shape = LinkShape::parse(*text, "COLL_SHAPE");
   const std::vector<int> nodes = renumbered(node_of_rank);
