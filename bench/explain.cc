@@ -91,7 +91,7 @@ std::optional<ModelPrediction> predict_for(const coll::Comm& comm, const std::st
     const std::string name = comm.resolve_algorithm(algorithm, bytes, buffers_mapped);
     const auto prediction = comm.selector().predict(name, bytes, buffers_mapped);
     if (!prediction) return std::nullopt;
-    return ModelPrediction{name, prediction->total_s() * 1e6};
+    return ModelPrediction{name, prediction->total_s() * 1e6, prediction->lead_s * 1e6};
   } catch (const coll::Error&) {
     return std::nullopt;
   }

@@ -22,6 +22,7 @@ std::string describe_params(const coll::model::CostParams& params);
 struct ModelPrediction {
   std::string algorithm;  // what ran: the default and "auto" resolved to a name
   double time_us = 0;
+  double lead_us = 0;  // coll::model::Prediction::lead_s
 };
 // The model's time for `algorithm` ("" is the library's default) at `bytes` on this job;
 // nullopt when the model has no formula for it or its parameters cannot be loaded.

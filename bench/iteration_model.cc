@@ -42,6 +42,14 @@ double predicted(const std::string& algorithm, const IterationSetup& setup, std:
   return prediction->total_s();
 }
 
+// The lead of `algorithm` at `bytes` (coll::model::Prediction::lead_s).
+double predicted_lead(const std::string& algorithm, const IterationSetup& setup,
+                      std::size_t bytes) {
+  const auto prediction =
+      coll::predict(algorithm, setup.params, setup.shape, bytes, tuning_of(setup));
+  return prediction ? prediction->lead_s : 0.0;
+}
+
 // Whether an algorithm's formula is piecewise linear in the size under this setup (see
 // price_sizes): every formula but tree's, and the hierarchical ones unless a level is a tree.
 bool piecewise_linear(const std::string& algorithm, const IterationSetup& setup) {
@@ -204,8 +212,12 @@ ModelledIteration model_iteration(const ModelTable& table, const IterationSetup&
                                         out.profile, cost, layers);
   out.fusion = plan.policy;
   out.buckets = plan.buckets;
-  out.timeline = setup.overlap ? schedule::simulate_wfbp(plan.buckets, out.profile, cost)
-                               : schedule::simulate_no_overlap(plan.buckets, out.profile, cost);
+  const schedule::AllreduceLead lead = [&](std::size_t bytes) {
+    return alone ? 0.0 : predicted_lead(price(bytes).second, setup, bytes);
+  };
+  out.timeline = setup.overlap
+                     ? schedule::simulate_wfbp(plan.buckets, out.profile, cost, lead)
+                     : schedule::simulate_no_overlap(plan.buckets, out.profile, cost, lead);
   if (!alone) {
     for (const auto& bucket : plan.buckets) {
       if (bucket.bytes > 0) ++out.algorithm_buckets[price(bucket.bytes).second];

@@ -145,6 +145,11 @@ std::size_t run_iteration_replay(coll::Comm& comm, const Options& options) {
         predict_for(comm, algorithm, bytes, options.buffers == coll::Sharing::WithPeers);
     return predicted ? predicted->time_us * 1e-6 : 0.0;
   };
+  const coll::schedule::AllreduceLead lead = [&](std::size_t bytes) {
+    const auto predicted =
+        predict_for(comm, algorithm, bytes, options.buffers == coll::Sharing::WithPeers);
+    return predicted ? predicted->lead_us * 1e-6 : 0.0;
+  };
   const auto plan = coll::schedule::make_plan(coll::schedule::parse_policy(options.fusion),
                                               tensor_bytes, profile, cost, layers);
   // Tensors sit back to back in one gradient buffer, so every bucket is contiguous: fused
@@ -183,9 +188,9 @@ std::size_t run_iteration_replay(coll::Comm& comm, const Options& options) {
   const double measured = median(iteration_s), backward = median(backward_s);
   const double communication = median(comm_s);
   const double exposed = std::max(0.0, measured - backward);
-  const auto simulated = options.overlap
-                             ? coll::schedule::simulate_wfbp(plan.buckets, profile, cost)
-                             : coll::schedule::simulate_no_overlap(plan.buckets, profile, cost);
+  const auto simulated =
+      options.overlap ? coll::schedule::simulate_wfbp(plan.buckets, profile, cost, lead)
+                      : coll::schedule::simulate_no_overlap(plan.buckets, profile, cost, lead);
   auto percent = [](double model, double real) {
     return real > 0 ? (model - real) / real * 100 : 0;
   };

@@ -11,8 +11,10 @@
 
 #include "bootstrap/bootstrap.hpp"
 #include "bootstrap/store_server.hpp"
+#include "coll/cluster_clock.hpp"
 #include "coll/comm.hpp"
 #include "coll/error.hpp"
+#include "coll/selector.hpp"
 #include "transport/inproc_transport.hpp"
 #include "transport/transport_registry.hpp"
 
@@ -237,6 +239,51 @@ TEST(ShapedTransport, WrapsATransportChosenByName) {
   ScopedEnv shape("COLL_SHAPE", "intra=1e-4:1e-8,inter=1e-4:1e-8");
   constexpr int kRanks = 4;
   expect_sums_described_as(run_thread_job(kRanks), {"shaped(intra=0.0001:1e-08", "over inproc"});
+}
+
+// On the emulated cluster's virtual clock, a parameter server's all-reduce run right after
+// another takes what the model says alone less the lead it shares with the one before: the
+// server (rank 0 of 4) takes the early workers' pushes while it still sends the first one's pulls.
+TEST(ShapedTransport, BackToBackParameterServerAllreducesOverlapByTheModelsLead) {
+  ScopedEnv transport("COLL_TRANSPORT", "shaped:inproc");
+  ScopedEnv shape("COLL_SHAPE", "intra=1e-3:0,inter=1e-3:0,clock=virtual");
+  ScopedEnv servers("COLL_PS_SERVERS", "1");
+  ScopedEnv unchecked("COLL_CHECK_ARGS", "0");  // the argument check's own exchange would sync
+  constexpr int kRanks = 4;
+  coll::StoreServer store("127.0.0.1", 0, coll::make_job_token());
+  std::vector<double> first(kRanks), second(kRanks);
+  std::vector<std::string> errors(kRanks);
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < kRanks; ++rank) {
+    threads.emplace_back([&, rank] {
+      try {
+        auto comm = coll::Comm::from_store(store.address(), store.token(), rank, kRanks);
+        float value = 1;
+        comm->barrier();
+        const double start = coll::cluster_clock::now();
+        comm->allreduce(&value, &value, 1, coll::DataType::Float32, coll::ReduceOp::Sum, "ps");
+        first[rank] = coll::cluster_clock::now() - start;
+        const double next = coll::cluster_clock::now();
+        comm->allreduce(&value, &value, 1, coll::DataType::Float32, coll::ReduceOp::Sum, "ps");
+        second[rank] = coll::cluster_clock::now() - next;
+      } catch (const std::exception& error) {
+        errors[rank] = error.what();
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  for (const auto& error : errors) ASSERT_EQ(error, "");
+  coll::model::CostParams params;
+  params.intra = params.inter = {1e-3, 0};
+  coll::Tuning one_server;
+  one_server.ps_servers = 1;
+  const auto alone = coll::predict("ps", params, coll::model::Shape::uniform(1, kRanks),
+                                   sizeof(float), one_server);
+  ASSERT_TRUE(alone);
+  EXPECT_NEAR(alone->total_s(), 6e-3, 1e-9);  // 3 pushes taken, then 3 pulls sent, in turn
+  EXPECT_NEAR(alone->lead_s, 2e-3, 1e-9);     // the first 2 workers' pushes
+  EXPECT_NEAR(first[0], alone->total_s(), 1e-6);
+  EXPECT_NEAR(second[0], alone->total_s() - alone->lead_s, 1e-6);
 }
 
 TEST(ShapedTransport, WithoutAShapeFailsNamingTheVariable) {

@@ -151,16 +151,24 @@ std::optional<model::Prediction> parameter_server_cost(const model::CostParams& 
     ++local[static_cast<std::size_t>(shape.node_of_rank[static_cast<std::size_t>(r)])];
   }
   std::vector<double> port_out(static_cast<std::size_t>(p)), port_in(port_out.size());
-  std::vector<double> lat_out(port_out.size()), lat_in(port_out.size());
   std::vector<double> nic_out(nodes), nic_in(nodes);
   std::vector<double> staged(nodes);  // intra-node bytes through each node's host staging path
+  // The busiest rank's alphas in one phase, and how many messages they are.
+  double work = 0;
+  int messages = 1;
+  auto busiest = [&](double alphas, int many) {
+    if (alphas > work) {
+      work = alphas;
+      messages = many;
+    }
+  };
   const double alpha_intra = params.intra.alpha_s, alpha_inter = params.inter.alpha_s;
   for (int r = 0; r < p; ++r) {
     const auto rank = static_cast<std::size_t>(r);
     const auto node = static_cast<std::size_t>(shape.node_of_rank[rank]);
     const int near = served[node] - (is_server[rank] ? 1 : 0), far = k - served[node];
     port_out[rank] = near * shard * params.intra.beta_s_per_byte;
-    lat_out[rank] = near * alpha_intra + far * alpha_inter;
+    busiest(near * alpha_intra + far * alpha_inter, near + far);
     staged[node] += near * shard;
     // Bytes to other nodes pass the node's NIC, or where there is none the rank's own port.
     const double far_out = far * shard;
@@ -171,7 +179,7 @@ std::optional<model::Prediction> parameter_server_cost(const model::CostParams& 
     }
     if (is_server[rank]) {
       port_in[rank] = (local[node] - 1) * shard * params.intra.beta_s_per_byte;
-      lat_in[rank] = (local[node] - 1) * alpha_intra + (p - local[node]) * alpha_inter;
+      busiest((local[node] - 1) * alpha_intra + (p - local[node]) * alpha_inter, p - 1);
       const double far_in = (p - local[node]) * shard;
       if (params.nic_shared) {
         nic_in[node] += far_in;
@@ -194,9 +202,14 @@ std::optional<model::Prediction> parameter_server_cost(const model::CostParams& 
   const double staging = top(staged) * params.staging_beta_s_per_byte;
   const double segments = tuning.segments_in(shard, shape.nodes > 1);
   const double both = std::max(top(port_both), top(nic_both) * params.inter.beta_s_per_byte);
-  out.latency_s = 2 * std::max(top(lat_out), top(lat_in));
-  out.bandwidth_s = std::max({both, (1 + 1 / segments) * std::max(ports, nics), 2 * staging});
+  const double phase_bytes = std::max(ports, nics);
+  out.latency_s = 2 * work;
+  out.bandwidth_s = std::max({both, (1 + 1 / segments) * phase_bytes, 2 * staging});
   out.reduction_s = (p - 1) * shard * params.gamma_s_per_byte;
+  // Back to back, the busiest rank (a server) takes the next all-reduce's pushes while it still
+  // sends this one's pulls: those of all its peers but the last, served last, can come in during
+  // its last segment's pulls.
+  out.lead_s = (messages - 1.0) / messages * (work + phase_bytes / segments);
   out.detail = model::detail_text("k=%d %s servers, push + pull of M/k shards%s", k,
                                   tuning.ps_dedicated ? "dedicated" : "co-located",
                                   nics > ports ? ", NIC-bound" : "");

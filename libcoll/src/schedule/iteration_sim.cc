@@ -28,21 +28,24 @@ void check_covers(const std::vector<Bucket>& buckets, std::size_t tensors) {
 }
 
 SimResult simulate(const std::vector<Bucket>& buckets, const ComputeProfile& profile,
-                   const AllreduceCost& cost, bool overlap) {
+                   const AllreduceCost& cost, const AllreduceLead& lead, bool overlap) {
   check_covers(buckets, profile.backward_s.size());
   const std::vector<double> ready = profile.ready_s();
   SimResult result;
   result.backward_s = ready.empty() ? 0.0 : ready.back();
-  double previous_end = 0;
+  double previous_end = 0, previous_lead = 0;
   for (const Bucket& bucket : buckets) {
     BucketTiming timing;
     timing.bytes = bucket.bytes;
     timing.ready_s = overlap ? ready[bucket.last - 1] : result.backward_s;
-    timing.start_s = std::max(timing.ready_s, previous_end);
     const double duration = allreduce_seconds(cost, bucket.bytes);
+    const double own_lead = lead && bucket.bytes > 0 ? lead(bucket.bytes) : 0.0;
+    const double ahead = std::min({previous_lead, own_lead, duration});
+    timing.start_s = std::max(timing.ready_s, previous_end - ahead);
     timing.end_s = timing.start_s + duration;
-    result.comm_s += duration;
+    result.comm_s += timing.end_s - std::max(timing.start_s, previous_end);
     previous_end = timing.end_s;
+    previous_lead = own_lead;
     result.buckets.push_back(timing);
   }
   result.iteration_s = std::max(result.backward_s, previous_end);
@@ -54,13 +57,13 @@ SimResult simulate(const std::vector<Bucket>& buckets, const ComputeProfile& pro
 }  // namespace
 
 SimResult simulate_wfbp(const std::vector<Bucket>& buckets, const ComputeProfile& profile,
-                        const AllreduceCost& cost) {
-  return simulate(buckets, profile, cost, true);
+                        const AllreduceCost& cost, const AllreduceLead& lead) {
+  return simulate(buckets, profile, cost, lead, true);
 }
 
 SimResult simulate_no_overlap(const std::vector<Bucket>& buckets, const ComputeProfile& profile,
-                              const AllreduceCost& cost) {
-  return simulate(buckets, profile, cost, false);
+                              const AllreduceCost& cost, const AllreduceLead& lead) {
+  return simulate(buckets, profile, cost, lead, false);
 }
 
 }  // namespace coll::schedule

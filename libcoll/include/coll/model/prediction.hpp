@@ -13,6 +13,10 @@ struct Prediction {
   double bandwidth_s = 0;  // the beta terms
   double reduction_s = 0;  // the gamma terms
   std::string detail;      // steps, link class, segments: what the terms were made of
+  // Back to back with another all-reduce of the same algorithm, how much of each one's end and
+  // start can overlap (a parameter server takes the next one's pushes while it sends this one's
+  // pulls); 0 where the next one needs every rank done with this one.
+  double lead_s = 0;
   double total_s() const { return latency_s + bandwidth_s + reduction_s; }
 };
 
