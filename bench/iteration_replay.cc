@@ -169,6 +169,9 @@ std::size_t run_iteration_replay(coll::Comm& comm, const Options& options) {
     // communication (the model's ranks are identical).
     it.iteration_s = max_over_ranks(comm, it.iteration_s);
     it.backward_s = max_over_ranks(comm, it.backward_s);
+    // So is communication: one rank's sum depends on the order its messages took on shared
+    // links, which the emulated links decide by arrival on this machine.
+    it.comm_s = max_over_ranks(comm, it.comm_s);
     if (i >= options.warmup) iterations.push_back(std::move(it));
   }
   const std::size_t wrong =
@@ -204,7 +207,8 @@ std::size_t run_iteration_replay(coll::Comm& comm, const Options& options) {
                               : "off (all after backward)",
               algorithm.empty() ? "default" : algorithm.c_str());
   std::printf(
-      "# iterations %d (after %d warm-up); medians; iteration and backward = slowest rank's\n",
+      "# iterations %d (after %d warm-up); medians; iteration, backward and communication = "
+      "slowest rank's\n",
       options.iterations, options.warmup);
   std::printf("#%-24s %12s %12s %8s\n", "", "measured", "model", "error");
   std::printf(" %-24s %9.3f ms %9.3f ms\n", "backward (compute)", backward * 1e3,
