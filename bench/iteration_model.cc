@@ -30,24 +30,20 @@ coll::Tuning tuning_of(const IterationSetup& setup) {
   return tuning;
 }
 
-double predicted(const std::string& algorithm, const IterationSetup& setup, std::size_t bytes) {
-  const auto prediction =
-      coll::predict(algorithm, setup.params, setup.shape, bytes, tuning_of(setup));
-  if (!prediction) {
+coll::model::Prediction prediction(const std::string& algorithm, const IterationSetup& setup,
+                                   std::size_t bytes) {
+  const auto priced = coll::predict(algorithm, setup.params, setup.shape, bytes, tuning_of(setup));
+  if (!priced) {
     invalid("algorithm '" + algorithm + "' has no cost formula" +
             (algorithm.starts_with("hierarchical") ? " with levels " + tuning_of(setup).hier_intra +
                                                          " / " + tuning_of(setup).hier_inter
                                                    : std::string()));
   }
-  return prediction->total_s();
+  return *priced;
 }
 
-// The lead of `algorithm` at `bytes` (coll::model::Prediction::lead_s).
-double predicted_lead(const std::string& algorithm, const IterationSetup& setup,
-                      std::size_t bytes) {
-  const auto prediction =
-      coll::predict(algorithm, setup.params, setup.shape, bytes, tuning_of(setup));
-  return prediction ? prediction->lead_s : 0.0;
+double predicted(const std::string& algorithm, const IterationSetup& setup, std::size_t bytes) {
+  return prediction(algorithm, setup, bytes).total_s();
 }
 
 // Whether an algorithm's formula is piecewise linear in the size under this setup (see
@@ -213,7 +209,7 @@ ModelledIteration model_iteration(const ModelTable& table, const IterationSetup&
   out.fusion = plan.policy;
   out.buckets = plan.buckets;
   const schedule::AllreduceLead lead = [&](std::size_t bytes) {
-    return alone ? 0.0 : predicted_lead(price(bytes).second, setup, bytes);
+    return alone ? 0.0 : prediction(price(bytes).second, setup, bytes).lead_s;
   };
   out.timeline = setup.overlap
                      ? schedule::simulate_wfbp(plan.buckets, out.profile, cost, lead)

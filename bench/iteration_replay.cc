@@ -140,15 +140,18 @@ std::size_t run_iteration_replay(coll::Comm& comm, const Options& options) {
   }
   const ComputeProfile profile = load_profile(options, table);
   const std::string algorithm = options.algorithms.empty() ? "" : options.algorithms.front();
-  const coll::schedule::AllreduceCost cost = [&](std::size_t bytes) {
+  // The model's time (or lead), in seconds, of this run's algorithm at `bytes`; 0 where it has no
+  // formula.
+  auto modelled_s = [&](std::size_t bytes, double ModelPrediction::*field) {
     const auto predicted =
         predict_for(comm, algorithm, bytes, options.buffers == coll::Sharing::WithPeers);
-    return predicted ? predicted->time_us * 1e-6 : 0.0;
+    return predicted ? (*predicted).*field * 1e-6 : 0.0;
+  };
+  const coll::schedule::AllreduceCost cost = [&](std::size_t bytes) {
+    return modelled_s(bytes, &ModelPrediction::time_us);
   };
   const coll::schedule::AllreduceLead lead = [&](std::size_t bytes) {
-    const auto predicted =
-        predict_for(comm, algorithm, bytes, options.buffers == coll::Sharing::WithPeers);
-    return predicted ? predicted->lead_us * 1e-6 : 0.0;
+    return modelled_s(bytes, &ModelPrediction::lead_us);
   };
   const auto plan = coll::schedule::make_plan(coll::schedule::parse_policy(options.fusion),
                                               tensor_bytes, profile, cost, layers);
