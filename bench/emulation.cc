@@ -257,6 +257,7 @@ std::string closing_line(const EmulationRun& run, std::vector<EmulatedCell>& cel
     const std::string variant = winner->model.variant;
     const TableCell winner_cell = winner->model;
     const double winner_exposed = winner->exposed_ms;
+    const bool winner_warned = !winner->warning.empty();
     EmulatedCell mine = measure(run, best, model, variant, 7, 4, 4);
     if (!mine.error.empty()) {
       closing += " " + model + ": best failed (" + mine.error + ");";
@@ -266,9 +267,11 @@ std::string closing_line(const EmulationRun& run, std::vector<EmulatedCell>& cel
     if (mine.exposed_ms > 0) {
       std::snprintf(ratio, sizeof ratio, "%.1fx lower", winner_exposed / mine.exposed_ms);
     }
+    // A warned cell is not a faithful measure of the testbed, and neither is a ratio built on it.
+    const bool warned = winner_warned || !mine.warning.empty();
     closing += " " + model + ": best paper-era " + winner_cell.strategy + " " + ms(winner_exposed) +
                " ms exposed, best " + ms(mine.exposed_ms) + " ms on the same table (" + variant +
-               "), " + ratio + ";";
+               "), " + ratio + (warned ? " (warned: not faithful on this machine)" : "") + ";";
     cells.push_back(std::move(mine));
   }
   if (closing.empty()) return "";
@@ -301,6 +304,18 @@ MachineLimits MachineLimits::measure() {
   return limits;
 }
 
+namespace {
+
+// What clears a warning: the K at which its measure falls to its limit (it scales as 1 / K), or
+// the virtual clock, which this machine's cores and load do not enter.
+std::string remedy(double time_scale, double measure, double limit) {
+  const double needed = std::ceil(time_scale * measure / limit);
+  if (!std::isfinite(needed)) return " (use --clock virtual)";
+  return " (raise --time-scale to " + number(needed) + ", or use --clock virtual)";
+}
+
+}  // namespace
+
 std::string emulation_warning(const TableCell& cell, double gradient_bytes, double time_scale,
                               const MachineLimits& machine, double& load) {
   const int ranks = cell.gpus();
@@ -317,7 +332,8 @@ std::string emulation_warning(const TableCell& cell, double gradient_bytes, doub
   if (load > kMaxCpuLoad) {
     return "CPU-bound: moving and reducing " + std::to_string(ranks) + " ranks' gradients needs " +
            percent(load) + " of the " + number(cores) +
-           " cores they get on this machine at K=" + number(time_scale) + " (raise --time-scale)";
+           " cores they get on this machine at K=" + number(time_scale) +
+           remedy(time_scale, load, kMaxCpuLoad);
   }
   const double wake_s = wake_delay_s(ranks, machine);
   const double steps_per_bucket = 2.0 * (ranks - 1);  // a ring's (its segments overlap waits)
@@ -326,8 +342,8 @@ std::string emulation_warning(const TableCell& cell, double gradient_bytes, doub
     return "latency-bound: ~" + number(std::round(steps)) + " steps in sequence, each waiting ~" +
            ms(wake_s * 1e3) + " ms for its rank to wake (" + std::to_string(ranks) +
            " ranks, load " + number(machine.others_load) + " on " + std::to_string(machine.cores) +
-           " cores), against " + ms(emulated_comm_s * 1e3) +
-           " ms of emulated communication (raise --time-scale)";
+           " cores), against " + ms(emulated_comm_s * 1e3) + " ms of emulated communication" +
+           remedy(time_scale, steps * wake_s / emulated_comm_s, kMaxWakeShare);
   }
   // What backward leaves exposed is at least the last bucket's all-reduce, so each of its steps'
   // wake-ups lands in the exposed time: it resolves only exposed times well above them.
@@ -336,7 +352,8 @@ std::string emulation_warning(const TableCell& cell, double gradient_bytes, doub
     return "exposed time below resolution: the all-reduce left after backward takes ~" +
            number(steps_per_bucket) + " steps, each waiting ~" + ms(wake_s * 1e3) +
            " ms for its rank to wake, against " + ms(emulated_exposed_s * 1e3) +
-           " ms of emulated exposed communication (raise --time-scale)";
+           " ms of emulated exposed communication" +
+           remedy(time_scale, steps_per_bucket * wake_s / emulated_exposed_s, kMaxWakeShare);
   }
   return "";
 }

@@ -34,6 +34,13 @@ MachineLimits two_cores(double others_load) {
 
 constexpr double kResnet50Bytes = 4.0 * 25.6e6;
 
+// The K a warning says clears it: "raise --time-scale to K, ...".
+int suggested_time_scale(const std::string& warning) {
+  const std::string lead = "raise --time-scale to ";
+  const auto at = warning.find(lead);
+  return at == std::string::npos ? -1 : std::stoi(warning.substr(at + lead.size()));
+}
+
 std::string warning_for(const TableCell& cell, double time_scale, double others_load = 0) {
   double load = 0;
   return emulation_warning(cell, kResnet50Bytes, time_scale, two_cores(others_load), load);
@@ -50,9 +57,11 @@ TEST(EmulationWarning, ExposedTimeNearTheWakeUpsIsBelowResolution) {
   const std::string warning = warning_for(resnet50_1x2(2, 10.8, 0.01), 50);
   EXPECT_EQ(warning.rfind("exposed time below resolution: ", 0), 0u) << warning;
   EXPECT_NE(warning.find("~2 steps, each waiting ~0.11 ms"), std::string::npos) << warning;
-  EXPECT_NE(warning.find("(raise --time-scale)"), std::string::npos) << warning;
-  // K = 200: 2 ms of emulated exposed time, the wake-ups 11 % of it.
-  EXPECT_EQ(warning_for(resnet50_1x2(2, 10.8, 0.01), 200), "");
+  // The K it names is the least that resolves the cell: 2 x 0.11 ms within 15 % of K x 0.01 ms.
+  EXPECT_EQ(suggested_time_scale(warning), 147) << warning;
+  EXPECT_NE(warning.find("or use --clock virtual"), std::string::npos) << warning;
+  EXPECT_EQ(warning_for(resnet50_1x2(2, 10.8, 0.01), 147), "");
+  EXPECT_NE(warning_for(resnet50_1x2(2, 10.8, 0.01), 146), "");
 }
 
 TEST(EmulationWarning, ManyStepsWarnLatencyBoundFirst) {
@@ -60,6 +69,27 @@ TEST(EmulationWarning, ManyStepsWarnLatencyBoundFirst) {
   // on 2 cores), against 14.6 ms x K = 50.
   const std::string warning = warning_for(resnet50_1x2(321, 14.6, 0.03), 50, 0.85);
   EXPECT_EQ(warning.rfind("latency-bound: ~642 steps in sequence", 0), 0u) << warning;
+  // At the K it names the steps' wake-ups are 15 % of the communication; the exposed 0.03 ms is
+  // then what remains to resolve.
+  const int k = suggested_time_scale(warning);
+  EXPECT_EQ(k, 63) << warning;
+  EXPECT_EQ(warning_for(resnet50_1x2(321, 14.6, 0.03), k, 0.85).rfind("latency-bound", 0),
+            std::string::npos);
+  EXPECT_EQ(warning_for(resnet50_1x2(321, 14.6, 0.03), k - 1, 0.85).rfind("latency-bound", 0), 0u);
+}
+
+TEST(EmulationWarning, ACpuBoundCellNamesTheTimeScaleThatFreesTheCores) {
+  // AlexNet's 244 MB of gradients on 4 ranks at K = 1 need more than half the cores.
+  TableCell cell = resnet50_1x2(1, 50.5, 50.5);
+  cell.model = "alexnet";
+  cell.ranks_per_node = 4;
+  double load = 0;
+  const std::string warning = emulation_warning(cell, 244e6, 1, two_cores(0), load);
+  EXPECT_EQ(warning.rfind("CPU-bound: ", 0), 0u) << warning;
+  const int k = suggested_time_scale(warning);
+  EXPECT_EQ(emulation_warning(cell, 244e6, k, two_cores(0), load).rfind("CPU-bound", 0),
+            std::string::npos);
+  EXPECT_EQ(emulation_warning(cell, 244e6, k - 1, two_cores(0), load).rfind("CPU-bound", 0), 0u);
 }
 
 }  // namespace
