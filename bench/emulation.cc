@@ -338,22 +338,24 @@ std::string emulation_warning(const TableCell& cell, double gradient_bytes, doub
   const double wake_s = wake_delay_s(ranks, machine);
   const double steps_per_bucket = 2.0 * (ranks - 1);  // a ring's (its segments overlap waits)
   const double steps = double(cell.buckets) * steps_per_bucket;
-  if (steps * wake_s > kMaxWakeShare * emulated_comm_s) {
+  const double wake_share = steps * wake_s / emulated_comm_s;
+  if (wake_share > kMaxWakeShare) {
     return "latency-bound: ~" + number(std::round(steps)) + " steps in sequence, each waiting ~" +
            ms(wake_s * 1e3) + " ms for its rank to wake (" + std::to_string(ranks) +
            " ranks, load " + number(machine.others_load) + " on " + std::to_string(machine.cores) +
            " cores), against " + ms(emulated_comm_s * 1e3) + " ms of emulated communication" +
-           remedy(time_scale, steps * wake_s / emulated_comm_s, kMaxWakeShare);
+           remedy(time_scale, wake_share, kMaxWakeShare);
   }
   // What backward leaves exposed is at least the last bucket's all-reduce, so each of its steps'
   // wake-ups lands in the exposed time: it resolves only exposed times well above them.
   const double emulated_exposed_s = time_scale * cell.exposed_ms * 1e-3;
-  if (steps_per_bucket * wake_s > kMaxWakeShare * emulated_exposed_s) {
+  const double exposed_wake_share = steps_per_bucket * wake_s / emulated_exposed_s;
+  if (exposed_wake_share > kMaxWakeShare) {
     return "exposed time below resolution: the all-reduce left after backward takes ~" +
            number(steps_per_bucket) + " steps, each waiting ~" + ms(wake_s * 1e3) +
            " ms for its rank to wake, against " + ms(emulated_exposed_s * 1e3) +
            " ms of emulated exposed communication" +
-           remedy(time_scale, steps_per_bucket * wake_s / emulated_exposed_s, kMaxWakeShare);
+           remedy(time_scale, exposed_wake_share, kMaxWakeShare);
   }
   return "";
 }
