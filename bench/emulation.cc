@@ -37,6 +37,11 @@ constexpr double kMaxWakeShare = 0.15;
 // How long each other runnable thread per core delays a woken rank: measured here, 2 ranks at
 // load 20 on 2 cores waited ~5 ms per ring step (docs/emulation.md).
 constexpr double kTurnPerRunnableS = 0.5e-3;
+// The emulation's communication is within a few per cent of the model's where it is faithful
+// (docs/emulation.md); an exposed time that this much more or less communication moves by more
+// than kMaxExposedSwing cannot be compared within that.
+constexpr double kCommTolerance = 0.05;
+constexpr double kMaxExposedSwing = 0.15;
 
 // Each step of an all-reduce ends when its receiver wakes and gets a core: the measured wake-up
 // delay, or, with more runnable threads than cores, a share of every other one's turn.
@@ -157,10 +162,13 @@ EmulatedCell measure(const EmulationRun& run, const Strategy& strategy, const st
       4.0 * load_model_table(run.options.models_dir, model, modelled.variant).total_elements();
   double load = 0;
   // On the virtual clock this machine's cores and load do not enter the emulated times.
-  const std::string warning =
+  std::string warning =
       run.options.virtual_clock
           ? ""
           : emulation_warning(modelled, gradient_bytes, run.options.time_scale, run.machine, load);
+  if (warning.empty()) {
+    warning = ill_conditioned_warning(exposed_swing(run.options, strategy, modelled));
+  }
   std::fprintf(stderr, "collbench: emulating %s\n", cell_name(modelled).c_str());
   if (!warning.empty()) {
     std::fprintf(stderr, "collbench: warning: %s: %s\n", cell_name(modelled).c_str(),
@@ -257,7 +265,8 @@ std::string closing_line(const EmulationRun& run, std::vector<EmulatedCell>& cel
     const std::string variant = winner->model.variant;
     const TableCell winner_cell = winner->model;
     const double winner_exposed = winner->exposed_ms;
-    const bool winner_warned = !winner->warning.empty();
+    const std::string winner_warning = winner->warning;
+    const bool winner_warned = !winner_warning.empty();
     EmulatedCell mine = measure(run, best, model, variant, 7, 4, 4);
     if (!mine.error.empty()) {
       closing += " " + model + ": best failed (" + mine.error + ");";
@@ -267,11 +276,13 @@ std::string closing_line(const EmulationRun& run, std::vector<EmulatedCell>& cel
     if (mine.exposed_ms > 0) {
       std::snprintf(ratio, sizeof ratio, "%.1fx lower", winner_exposed / mine.exposed_ms);
     }
-    // A warned cell is not a faithful measure of the testbed, and neither is a ratio built on it.
-    const bool warned = winner_warned || !mine.warning.empty();
+    // A ratio built on a warned cell carries its warning's kind ("CPU-bound", ...).
+    const std::string& warning = winner_warned ? winner_warning : mine.warning;
     closing += " " + model + ": best paper-era " + winner_cell.strategy + " " + ms(winner_exposed) +
                " ms exposed, best " + ms(mine.exposed_ms) + " ms on the same table (" + variant +
-               "), " + ratio + (warned ? " (warned: not faithful on this machine)" : "") + ";";
+               "), " + ratio +
+               (warning.empty() ? "" : " (warned: " + warning.substr(0, warning.find(':')) + ")") +
+               ";";
     cells.push_back(std::move(mine));
   }
   if (closing.empty()) return "";
@@ -358,6 +369,32 @@ std::string emulation_warning(const TableCell& cell, double gradient_bytes, doub
            remedy(time_scale, exposed_wake_share, kMaxWakeShare);
   }
   return "";
+}
+
+ExposedSwing exposed_swing(const Options& options, const Strategy& strategy,
+                           const TableCell& cell) {
+  ExposedSwing swing;
+  if (cell.exposed_ms <= 0) return swing;
+  // Communication c times the model's, against the same compute, is the model with compute / c,
+  // every time then multiplied by c.
+  auto exposed_at = [&](double comm_factor) {
+    Options scaled = options;
+    scaled.compute_scale /= comm_factor;
+    const TableCell moved =
+        modelled_cell(scaled, strategy, cell.model, cell.variant, cell.nodes, cell.ranks_per_node);
+    return comm_factor * moved.exposed_ms / cell.exposed_ms - 1;
+  };
+  swing.more = exposed_at(1 + kCommTolerance);
+  swing.less = exposed_at(1 - kCommTolerance);
+  return swing;
+}
+
+std::string ill_conditioned_warning(const ExposedSwing& swing) {
+  if (std::max(std::abs(swing.more), std::abs(swing.less)) <= kMaxExposedSwing) return "";
+  return "exposed time ill-conditioned: " + percent(kCommTolerance) +
+         " more communication moves the modelled exposed time by " + signed_percent(swing.more) +
+         ", " + percent(kCommTolerance) + " less by " + signed_percent(swing.less) +
+         " (compare the communication columns)";
 }
 
 int run_emulated_tables(const Options& options) {

@@ -10,6 +10,7 @@
 
 #include "options.hpp"
 #include "paper_tables.hpp"
+#include "strategy.hpp"
 
 namespace collbench {
 
@@ -38,6 +39,17 @@ struct MachineLimits {
 // would not be faithful, or ""; sets its estimated CPU load (share of the cores) in `load`.
 std::string emulation_warning(const TableCell& cell, double gradient_bytes, double time_scale,
                               const MachineLimits& machine, double& load);
+
+// How the modelled exposed time of a cell moves with its communication: relative changes at 5 %
+// more and 5 % less communication (the compute's timing unchanged).
+struct ExposedSwing {
+  double more = 0, less = 0;
+};
+ExposedSwing exposed_swing(const Options& options, const Strategy& strategy, const TableCell& cell);
+
+// Why the cell's exposed column cannot be compared within 15 % by any emulation whose
+// communication is within a few per cent of the model's (the swing exceeds 15 %), or "".
+std::string ill_conditioned_warning(const ExposedSwing& swing);
 
 // Runs the selected cells, prints the markdown (and --json); returns the exit status.
 int run_emulated_tables(const Options& options);

@@ -8,7 +8,13 @@
 namespace {
 
 using collbench::emulation_warning;
+using collbench::exposed_swing;
+using collbench::ExposedSwing;
+using collbench::find_strategy;
+using collbench::ill_conditioned_warning;
 using collbench::MachineLimits;
+using collbench::modelled_cell;
+using collbench::Options;
 using collbench::TableCell;
 
 // ResNet-50's 1x2 cells as the cost model prices them for p40-ib56.
@@ -90,6 +96,34 @@ TEST(EmulationWarning, ACpuBoundCellNamesTheTimeScaleThatFreesTheCores) {
   EXPECT_EQ(emulation_warning(cell, 244e6, k, two_cores(0), load).rfind("CPU-bound", 0),
             std::string::npos);
   EXPECT_EQ(emulation_warning(cell, 244e6, k - 1, two_cores(0), load).rfind("CPU-bound", 0), 0u);
+}
+
+TEST(EmulationWarning, AnExposedTimeThatCommunicationMovesManyTimesOverIsIllConditioned) {
+  EXPECT_EQ(ill_conditioned_warning(ExposedSwing{0.05, -0.05}), "");
+  EXPECT_EQ(ill_conditioned_warning(ExposedSwing{0.15, -0.15}), "");
+  EXPECT_EQ(ill_conditioned_warning(ExposedSwing{1.62, -0.05}),
+            "exposed time ill-conditioned: 5 % more communication moves the modelled exposed time "
+            "by +162 %, 5 % less by -5 % (compare the communication columns)");
+}
+
+TEST(EmulationWarning, ExposedSwingIsTheModelsOwn) {
+  // p40-ib56, ResNet-50 on 2 x 4: tensorflow's backward just stops hiding its parameter server
+  // (its exposed time is the tail of a queue built over the whole backward); ddp's exposed time is
+  // its last bucket's all-reduce, which moves as communication does.
+  Options options;
+  options.models_dir = COLL_MODELS_DIR;
+  auto swing_of = [&](const char* strategy) {
+    const auto& s = find_strategy(strategy);
+    return exposed_swing(options, s, modelled_cell(options, s, "resnet50", "", 2, 4));
+  };
+  const ExposedSwing queued = swing_of("tensorflow");
+  EXPECT_GT(queued.more, 0.3);
+  EXPECT_LT(queued.less, -0.3);
+  EXPECT_NE(ill_conditioned_warning(queued), "");
+  const ExposedSwing tail = swing_of("ddp");
+  EXPECT_NEAR(tail.more, 0.05, 0.01);
+  EXPECT_NEAR(tail.less, -0.05, 0.01);
+  EXPECT_EQ(ill_conditioned_warning(tail), "");
 }
 
 }  // namespace
