@@ -266,7 +266,6 @@ std::string closing_line(const EmulationRun& run, std::vector<EmulatedCell>& cel
     const TableCell winner_cell = winner->model;
     const double winner_exposed = winner->exposed_ms;
     const std::string winner_warning = winner->warning;
-    const bool winner_warned = !winner_warning.empty();
     EmulatedCell mine = measure(run, best, model, variant, 7, 4, 4);
     if (!mine.error.empty()) {
       closing += " " + model + ": best failed (" + mine.error + ");";
@@ -277,7 +276,7 @@ std::string closing_line(const EmulationRun& run, std::vector<EmulatedCell>& cel
       std::snprintf(ratio, sizeof ratio, "%.1fx lower", winner_exposed / mine.exposed_ms);
     }
     // A ratio built on a warned cell carries its warning's kind ("CPU-bound", ...).
-    const std::string& warning = winner_warned ? winner_warning : mine.warning;
+    const std::string& warning = winner_warning.empty() ? mine.warning : winner_warning;
     closing += " " + model + ": best paper-era " + winner_cell.strategy + " " + ms(winner_exposed) +
                " ms exposed, best " + ms(mine.exposed_ms) + " ms on the same table (" + variant +
                "), " + ratio +
