@@ -147,6 +147,22 @@ TEST(ParameterServerSchedule, ServersAreSpreadOverNodesOrDedicated) {
   EXPECT_EQ(ps_servers({5, 5, 5, 9, 7, 7}, tuning), (std::vector<int>{0, 1, 3, 4}));
 }
 
+TEST(ParameterServerSchedule, PushesGoToOtherNodesFirstFromTheNextNode) {
+  // Three nodes of two; a server on each node's first rank.
+  const std::vector<int> nodes{0, 0, 1, 1, 2, 2};
+  EXPECT_EQ(push_order({0, 2, 4}, nodes, 1), (std::vector<int>{2, 4, 0}));
+  EXPECT_EQ(push_order({0, 2, 4}, nodes, 3), (std::vector<int>{4, 0, 2}));
+  EXPECT_EQ(push_order({0, 2}, nodes, 4), (std::vector<int>{0, 2}));   // wrapping around
+  EXPECT_EQ(push_order({0, 1}, {0, 0}, 1), (std::vector<int>{0, 1}));  // one node: as given
+}
+
+TEST(ParameterServerSchedule, EveryServerServesByPositionInTheNodeThenByNode) {
+  const std::vector<int> nodes{0, 0, 0, 1, 1, 1};
+  EXPECT_EQ(pull_order({1, 2, 3, 4, 5}, nodes), (std::vector<int>{3, 1, 4, 2, 5}));
+  EXPECT_EQ(pull_order({0, 1, 2, 4, 5}, nodes), (std::vector<int>{0, 1, 4, 2, 5}));
+  EXPECT_EQ(pull_order({2, 0, 1}, {0, 0, 0}), (std::vector<int>{0, 1, 2}));
+}
+
 TEST(HierarchicalSchedule, EveryShardHasOneRailMemberPerNode) {
   for (std::size_t shards = 1; shards <= 8; ++shards) {
     for (std::size_t local = 1; local <= shards; ++local) {

@@ -448,6 +448,47 @@ TEST(CostModel, ParameterServerOverlapsPushAndPullInOppositeDirections) {
   EXPECT_DOUBLE_EQ(ps->bandwidth_s, m * 1e-10 * (1 + 1 / segments));
 }
 
+TEST(CostModel, ParameterServerOnDmaLinksOverlapsItsWorkWithTheBytes) {
+  // One server of 4 ranks, one segment: each phase is its 3 messages' work or their bytes,
+  // whichever is longer, plus the shorter of one message's alpha and bytes at its edge:
+  // 2 max(alpha + 3 b, 3 alpha + b), where the linear exchange pays 2 (3 alpha + 3 b).
+  Tuning one_server;
+  one_server.ps_servers = 1;
+  for (const double bytes_time : {1e-6, 20e-6}) {  // b below alpha, then above it
+    CostParams params = flat(7e-6, bytes_time / kSmall, 0);
+    const auto additive = predict("ps", params, Shape::uniform(1, 4), kSmall, one_server);
+    params.alpha_overlaps_bytes = true;
+    const auto overlapped = predict("ps", params, Shape::uniform(1, 4), kSmall, one_server);
+    ASSERT_TRUE(additive && overlapped);
+    EXPECT_NEAR(additive->total_s(), 2 * (3 * 7e-6 + 3 * bytes_time), 1e-15);
+    EXPECT_NEAR(overlapped->total_s(), 2 * std::max(7e-6 + 3 * bytes_time, 3 * 7e-6 + bytes_time),
+                1e-15);
+  }
+  // Every rank a server: the last-served rank takes a message from each other server at once,
+  // so below alpha the bytes queue behind the work, as in the linear exchange.
+  CostParams params = flat(7e-6, 1e-6 / kSmall, 0);
+  params.alpha_overlaps_bytes = true;
+  const auto all_serve = predict("ps", params, Shape::uniform(1, 4), kSmall);
+  ASSERT_TRUE(all_serve);
+  EXPECT_NEAR(all_serve->total_s(), 2 * (3 * 7e-6 + 3 * (1e-6 / 4)), 1e-15);
+}
+
+TEST(CostModel, ParameterServersLeadShrinksWithTheServersTheLastRankWaitsFor) {
+  // Back to back, all-reduces overlap by the lead; the rank every server serves last takes k
+  // pulls, then pushes k times: 2k - 1 of the busiest rank's c messages do not overlap (the
+  // emulated links agree within 11 %: docs/emulation.md). Alpha alone, a server per node.
+  const CostParams params = flat(1e-6, 0, 0);
+  auto lead = [&](int nodes, int per_node) {
+    Tuning servers;
+    servers.ps_servers = nodes;
+    return predict("ps", params, Shape::uniform(nodes, per_node), kSmall, servers)->lead_s;
+  };
+  EXPECT_NEAR(lead(1, 4), 2e-6, 1e-15);  // c = 3, k = 1
+  EXPECT_NEAR(lead(2, 4), 4e-6, 1e-15);  // c = 7, k = 2
+  EXPECT_NEAR(lead(4, 4), 8e-6, 1e-15);  // c = 15, k = 4
+  EXPECT_NEAR(lead(2, 2), 0, 1e-15);     // c = 3, k = 2
+}
+
 TEST(CostModel, HierarchicalFormulaRunsItsLevelsAlgorithms) {
   CostParams params = flat(2e-6, 1e-10, 1e-11);
   params.inter = {8e-6, 1e-9};

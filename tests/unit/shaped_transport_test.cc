@@ -356,6 +356,39 @@ TEST(ShapedTransportVirtualClock, RanksOfOneNodeShareItsNicWhicheverReservesFirs
   EXPECT_GE(std::min(arrived[0], arrived[1]), kTotal / 8e6 - 1e-6);
 }
 
+// A rank's own port is its GPU's link: a message to another node crosses it at the link's rate
+// on its way to the NIC, which carries it at the network's, so the rank's next message, inside
+// its node, waits for the first one's bytes to leave the GPU, not to cross the network.
+TEST(ShapedTransportVirtualClock, ARanksPortCarriesAMessageToAnotherNodeAtItsOwnLinksRate) {
+  coll::LinkShape shape;
+  shape.intra = {0, 1 / 80e6};
+  shape.inter = {0, 1 / 8e6};
+  auto ranks = shaped_world(on_virtual_clock(shape), {0, 0, 1});
+  constexpr std::size_t kBytes = 1u << 20;
+  std::vector<std::byte> data(kBytes), far_in(kBytes), near_in(kBytes);
+  std::thread sender([&] {
+    std::vector<coll::Transport::Request> sends{ranks[0]->send(2, 1, data.data(), kBytes),
+                                                ranks[0]->send(1, 2, data.data(), kBytes)};
+    ranks[0]->wait_all(sends);
+  });
+  const std::vector<std::pair<int, std::vector<std::byte>*>> receivers{{2, &far_in}, {1, &near_in}};
+  std::vector<double> arrived(2);
+  std::vector<std::thread> threads;
+  for (std::size_t i = 0; i < receivers.size(); ++i) {
+    threads.emplace_back([&, i] {
+      auto& rank = *ranks[static_cast<std::size_t>(receivers[i].first)];
+      auto request =
+          rank.recv(0, static_cast<coll::Tag>(i + 1), receivers[i].second->data(), kBytes);
+      rank.wait(request);
+      arrived[i] = coll::cluster_clock::now();
+    });
+  }
+  sender.join();
+  for (auto& thread : threads) thread.join();
+  EXPECT_NEAR(arrived[0], kBytes / 8e6, 1e-6);       // through the NIC
+  EXPECT_NEAR(arrived[1], 2 * kBytes / 80e6, 1e-6);  // after the first one left the GPU's link
+}
+
 // Alpha is work a message costs its sender and its receiver, one message at a time (LogGP's
 // overhead): a rank that sends three small messages, or takes three, spends three alphas, where
 // large ones hide each one's alpha behind the bytes before it (above).

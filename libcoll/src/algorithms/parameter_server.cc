@@ -39,7 +39,8 @@ void parameter_server_allreduce(const CollectiveContext& context, const Allreduc
   const auto* send = static_cast<const std::byte*>(args.send);
   if (trivial_allreduce(context, args)) return;
 
-  const std::vector<int> servers = ps_servers(context.node_of_member(), context.tuning);
+  const std::vector<int> node_of_member = context.node_of_member();
+  const std::vector<int> servers = ps_servers(node_of_member, context.tuning);
   const Partition shards(args.count, servers.size());
   // A push and a pull message per segment.
   const Segmentation cut = Segmentation::of(context, elem, shards.max_length(), 2);
@@ -55,13 +56,17 @@ void parameter_server_allreduce(const CollectiveContext& context, const Allreduc
   std::vector<Transport::Request> pushes, pulls;
   pushes.reserve(servers.size() * segments);
   pulls.reserve(servers.size() * segments);
-  int my_shard = -1;
-  for (std::size_t j = 0; j < servers.size(); ++j) {
-    if (servers[j] == me) {
-      my_shard = static_cast<int>(j);
-      continue;
-    }
-    const int server = group.global(servers[j]);
+  const auto served_here = std::find(servers.begin(), servers.end(), me);
+  const int my_shard =
+      served_here == servers.end() ? -1 : static_cast<int>(served_here - servers.begin());
+  std::vector<int> others_serving;
+  for (const int server : servers) {
+    if (server != me) others_serving.push_back(server);
+  }
+  for (const int server_member : push_order(others_serving, node_of_member, me)) {
+    const auto j = static_cast<std::size_t>(
+        std::lower_bound(servers.begin(), servers.end(), server_member) - servers.begin());
+    const int server = group.global(server_member);
     for (std::size_t s = 0; s < segments; ++s) {
       const auto [offset, length] = piece(j, s);
       if (length == 0) break;
@@ -85,15 +90,23 @@ void parameter_server_allreduce(const CollectiveContext& context, const Allreduc
     auto slot = [&](std::size_t s, std::size_t other) {
       return staging.data() + ((s % window) * others + other) * slot_bytes;
     };
-    auto peer = [&](std::size_t other) {  // other ranks by group index, skipping this one
-      return group.global(static_cast<int>(other) < me ? static_cast<int>(other)
-                                                       : static_cast<int>(other) + 1);
+    auto member = [&](std::size_t other) {  // other ranks by group index, skipping this one
+      return static_cast<int>(other) < me ? static_cast<int>(other) : static_cast<int>(other) + 1;
     };
+    auto peer = [&](std::size_t other) { return group.global(member(other)); };
+    // The others in the order this server takes their pushes and sends their pulls.
+    std::vector<int> other_members;
+    for (std::size_t o = 0; o < others; ++o) other_members.push_back(member(o));
+    std::vector<std::size_t> turn;
+    for (const int m : pull_order(other_members, node_of_member)) {
+      turn.push_back(static_cast<std::size_t>(m < me ? m : m - 1));
+    }
     std::vector<Transport::Request> incoming(window * others);
     auto post = [&](std::size_t s) {
       const auto [offset, length] = piece(shard, s);
-      for (std::size_t o = 0; o < others; ++o) {
-        incoming[(s % window) * others + o] = context.transport.recv(
+      for (std::size_t i = 0; i < others; ++i) {
+        const std::size_t o = turn[i];
+        incoming[(s % window) * others + i] = context.transport.recv(
             peer(o), context.tags.make(peer(o), push_message(s)), slot(s, o), length * elem);
       }
     };
@@ -109,7 +122,7 @@ void parameter_server_allreduce(const CollectiveContext& context, const Allreduc
         reduce(args.type, args.op, target, target, slot(s, o), length);
       }
       if (args.op == ReduceOp::Avg) finish_average(args.type, target, length, n);
-      for (std::size_t o = 0; o < others; ++o) {
+      for (const std::size_t o : turn) {
         results.push_back(context.transport.send(
             peer(o), context.tags.make(my_global, pull_message(s)), target, length * elem));
       }
@@ -203,13 +216,35 @@ std::optional<model::Prediction> parameter_server_cost(const model::CostParams& 
   const double segments = tuning.segments_in(shard, shape.nodes > 1);
   const double both = std::max(top(port_both), top(nic_both) * params.inter.beta_s_per_byte);
   const double phase_bytes = std::max(ports, nics);
-  out.latency_s = 2 * work;
   out.bandwidth_s = std::max({both, (1 + 1 / segments) * phase_bytes, 2 * staging});
   out.reduction_s = (p - 1) * shard * params.gamma_s_per_byte;
+  // The busiest rank's last segment of pulls: its work on them, then their bytes.
+  double last_pulls = work + phase_bytes / segments;
+  out.latency_s = 2 * work;
+  if (params.alpha_overlaps_bytes) {
+    // The busiest rank works on its S x c messages of a phase one at a time while the links
+    // carry the others' bytes: both phases last the longer of its work and the bytes, plus, at
+    // each phase's edge, the messages the rank served last takes at once (every server serves in
+    // one order: k of them, k - 1 where every rank serves), each a message's alpha or its bytes,
+    // whichever is shorter (one server, one segment: 2 max(alpha + c b, c alpha + b), where the
+    // exchange above pays 2 (c alpha + c b); every rank a server: that exchange).
+    const double alpha = work / messages, message = phase_bytes / (segments * messages);
+    const int at_once = p > k ? k : k - 1;
+    const double edge = at_once * std::min(alpha, message);
+    out.latency_s = std::max(0.0, 2 * segments * work - out.bandwidth_s) + 2 * edge;
+    last_pulls = std::max(work + at_once * message, alpha + phase_bytes / segments);
+  }
   // Back to back, the busiest rank (a server) takes the next all-reduce's pushes while it still
-  // sends this one's pulls: those of all its peers but the last, served last, can come in during
-  // its last segment's pulls.
-  out.lead_s = (messages - 1.0) / messages * (work + phase_bytes / segments);
+  // sends this one's pulls: those of the peers it served first come in during its last
+  // segment's pulls. Not those of the rank every server serves last: it takes its k pulls one
+  // after another, then pushes to the k servers, so the server it pushes to last waits 2k - 1
+  // messages after its own last pull went out (one server: the existing lead; k = p / 2 and more
+  // servers: none, as the emulated links show).
+  // No more than the busiest link leaves free: a chain of all-reduces keeps it busy with each
+  // one's bytes (a NIC carries a node's pushes and the pulls to other nodes in one direction).
+  const double busiest_link = std::max({both, 2 * staging, segments * work});
+  const double overlapped = std::max(0.0, (messages - 2.0 * k + 1) / messages * last_pulls);
+  out.lead_s = std::min(overlapped, std::max(0.0, out.total_s() - busiest_link));
   out.detail = model::detail_text("k=%d %s servers, push + pull of M/k shards%s", k,
                                   tuning.ps_dedicated ? "dedicated" : "co-located",
                                   nics > ports ? ", NIC-bound" : "");

@@ -31,4 +31,29 @@ std::vector<int> ps_servers(const std::vector<int>& node_of_member, const Tuning
   return servers;
 }
 
+std::vector<int> push_order(std::vector<int> servers, const std::vector<int>& node_of_member,
+                            int me) {
+  const int nodes = *std::max_element(node_of_member.begin(), node_of_member.end()) + 1;
+  const int my_node = node_of_member[static_cast<std::size_t>(me)];
+  auto turn = [&](int member) {  // 1 for the next node, ..., nodes for this one
+    const int node = node_of_member[static_cast<std::size_t>(member)];
+    return (node - my_node + nodes - 1) % nodes + 1;
+  };
+  std::stable_sort(servers.begin(), servers.end(), [&](int a, int b) { return turn(a) < turn(b); });
+  return servers;
+}
+
+std::vector<int> pull_order(std::vector<int> peers, const std::vector<int>& node_of_member) {
+  std::map<int, int> seen_on_node;
+  std::vector<int> position(node_of_member.size());
+  for (std::size_t member = 0; member < node_of_member.size(); ++member) {
+    position[member] = seen_on_node[node_of_member[member]]++;
+  }
+  std::stable_sort(peers.begin(), peers.end(), [&](int a, int b) {
+    const auto i = static_cast<std::size_t>(a), j = static_cast<std::size_t>(b);
+    return std::pair(position[i], node_of_member[i]) < std::pair(position[j], node_of_member[j]);
+  });
+  return peers;
+}
+
 }  // namespace coll

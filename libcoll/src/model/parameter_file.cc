@@ -80,6 +80,13 @@ double ParameterFile::non_negative(const std::string& key, double fallback) cons
   return *value;
 }
 
+bool ParameterFile::flag(const std::string& key, bool fallback) const {
+  const std::string value = text(key);
+  if (value.empty()) return fallback;
+  if (value != "0" && value != "1") fail(0, "'" + key + "' is '" + value + "', not 0 or 1");
+  return value == "1";
+}
+
 void ParameterFile::fail(int line, const std::string& problem) const {
   throw Error(Status::InvalidArgument, what_ + " " + path_ +
                                            (line > 0 ? " line " + std::to_string(line) : "") +

@@ -26,6 +26,8 @@ class ParameterFile {
   double positive(const std::string& key) const;
   // A finite number >= 0, or `fallback` when the key is absent.
   double non_negative(const std::string& key, double fallback) const;
+  // 0 or 1, or `fallback` when the key is absent; throws naming the key for anything else.
+  bool flag(const std::string& key, bool fallback) const;
   [[noreturn]] void fail(int line, const std::string& problem) const;
 
  private:

@@ -35,7 +35,12 @@
 // TCP), gamma from c = a + b at 9-11 GB/s of output on one thread (1e-10 s/B).
 //
 // A preset file (--cost-preset FILE, COLL_COST_PRESET=FILE): "key = value" lines with the keys
-// of kFileKeys; staging_beta_s_per_byte is optional (0 = no shared staging path).
+// of kFileKeys; staging_beta_s_per_byte is optional (0 = no shared staging path), and so is
+// alpha_overlaps_bytes (0 or 1, default 0: the cores move the bytes).
+//
+// alpha_overlaps_bytes: on the three testbed presets DMA engines move the bytes (cudaMemcpy
+// through host memory and the HCA; NVLink and GPUDirect RDMA), so a rank's software work on one
+// message overlaps the bytes of its others; this-vm's shared memory is copied by the cores.
 #include "coll/model/preset.hpp"
 
 #include <filesystem>
@@ -54,6 +59,7 @@ struct Preset {
 CostParams p40_ib56(const char* name) {
   CostParams p{{7.0072e-6, 9.4040e-11}, {7.4141e-6, 1.9341e-10}, 3 / 346e9, name};
   p.staging_beta_s_per_byte = 3.3232e-11;
+  p.alpha_overlaps_bytes = true;
   return p;
 }
 
@@ -61,12 +67,14 @@ const std::vector<Preset>& presets() {
   static const std::vector<Preset> table = [] {
     CostParams ethernet = p40_ib56("preset ethernet-10g");
     ethernet.inter = {3.3815e-5, 4.2078e-10};
+    CostParams dgx1{{3.4e-6, 1 / 120e9}, {14e-6, 1 / 44e9}, 3 / 900e9, "preset dgx1-ib100"};
+    dgx1.alpha_overlaps_bytes = true;
     return std::vector<Preset>{
         {"this-vm", {{0.5e-6, 1 / 14e9}, {7.7e-6, 1 / 3.5e9}, 1 / 10e9, "preset this-vm"}},
         {"p40-ib56", p40_ib56("preset p40-ib56")},
         {"p40-cluster", p40_ib56("preset p40-cluster (alias of p40-ib56)")},
         {"ethernet-10g", ethernet},
-        {"dgx1-ib100", {{3.4e-6, 1 / 120e9}, {14e-6, 1 / 44e9}, 3 / 900e9, "preset dgx1-ib100"}},
+        {"dgx1-ib100", dgx1},
     };
   }();
   return table;
@@ -79,6 +87,7 @@ constexpr std::string_view kFileKeys[] = {"name",
                                           "inter.beta_s_per_byte",
                                           "gamma_s_per_byte",
                                           "staging_beta_s_per_byte",
+                                          "alpha_overlaps_bytes",
                                           "source"};
 
 }  // namespace
@@ -108,6 +117,7 @@ CostParams load_preset_file(const std::string& path) {
   p.inter = {file->positive("inter.alpha_s"), file->positive("inter.beta_s_per_byte")};
   p.gamma_s_per_byte = file->positive("gamma_s_per_byte");
   p.staging_beta_s_per_byte = file->non_negative("staging_beta_s_per_byte", 0);
+  p.alpha_overlaps_bytes = file->flag("alpha_overlaps_bytes", false);
   const std::string name = file->text("name"), note = file->text("source");
   p.source = "preset file " + path + (name.empty() ? "" : " (" + name + ")") +
              (note.empty() ? "" : "; " + note);

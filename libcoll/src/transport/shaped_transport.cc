@@ -99,11 +99,11 @@ struct Path {
   std::int64_t reserve_sending(std::int64_t start) {
     return links.ports[from].sending.reserve(start, alpha_ns());
   }
-  // The sender's own out port, which no other rank sends through: returns when the bytes left.
+  // The sender's own out port, which no other rank sends through: its GPU's link, which a
+  // message to another node crosses at that link's rate on its way to the NIC (which carries
+  // it at the inter-node rate): returns when the bytes left.
   std::int64_t reserve_senders_port(std::int64_t on_wire) {
-    return links.ports[from].out.reserve(
-        on_wire,
-        transfer_ns(inside_node ? shape.intra.beta_s_per_byte : shape.inter.beta_s_per_byte));
+    return links.ports[from].out.reserve(on_wire, transfer_ns(shape.intra.beta_s_per_byte));
   }
   // The receiver's work on the message, alongside the sender's, and the links the bytes share:
   // returns when the message has arrived.

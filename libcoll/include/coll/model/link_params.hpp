@@ -47,6 +47,11 @@ struct CostParams {
   // False where every node is emulated on one host over loopback: there is no NIC, each flow is
   // copied by its own rank's core, which sharing_cores prices (set by the communicator).
   bool nic_shared = true;
+  // A rank's work on a message (alpha) overlaps the bytes of its other messages on the links:
+  // DMA engines (PCIe copies, NICs) carry bytes while the ranks work, LogGP's overhead o, as the
+  // shaped links emulate. False where the cores copy the bytes themselves (shared memory here).
+  // The parameter server's fan-in and fan-out are priced by it.
+  bool alpha_overlaps_bytes = false;
 };
 
 // When the ranks of a host outnumber its cores they take turns on them: their copies and
