@@ -238,8 +238,8 @@ std::optional<model::Prediction> parameter_server_cost(const model::CostParams& 
   // sends this one's pulls: those of the peers it served first come in during its last
   // segment's pulls. Not those of the rank every server serves last: it takes its k pulls one
   // after another, then pushes to the k servers, so the server it pushes to last waits 2k - 1
-  // messages after its own last pull went out (one server: the existing lead; k = p / 2 and more
-  // servers: none, as the emulated links show).
+  // messages after its own last pull went out (one server: all but one of its c messages; k =
+  // p / 2 servers and more: none, as the emulated links show).
   // No more than the busiest link leaves free: a chain of all-reduces keeps it busy with each
   // one's bytes (a NIC carries a node's pushes and the pulls to other nodes in one direction).
   const double busiest_link = std::max({both, 2 * staging, segments * work});
