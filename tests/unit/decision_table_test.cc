@@ -9,15 +9,14 @@
 #include "coll/error.hpp"
 #include "coll/model/decision_table.hpp"
 #include "coll/selector.hpp"
+#include "synthetic_params.hpp"
 
 namespace coll::model {
 namespace {
 
 const std::vector<std::string> kKnown{"ring", "tree", "halving_doubling", "native_mpi"};
 
-CostParams flat() {
-  return {{1e-6, 1e-10}, {1e-6, 1e-10}, 5e-11, "synthetic flat"};
-}
+using coll::testing::flat;
 
 std::string error_of(const std::string& text) {
   try {
