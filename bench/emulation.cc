@@ -42,6 +42,8 @@ constexpr double kTurnPerRunnableS = 0.5e-3;
 // than kMaxExposedSwing cannot be compared within that.
 constexpr double kCommTolerance = 0.05;
 constexpr double kMaxExposedSwing = 0.15;
+// The deviation from the model the tables are held to where the tool does not warn.
+constexpr double kMaxDeviation = 0.15;
 
 // Each step of an all-reduce ends when its receiver wakes and gets a core: the measured wake-up
 // delay, or, with more runnable threads than cores, a share of every other one's turn.
@@ -161,10 +163,11 @@ EmulatedCell measure(const EmulationRun& run, const Strategy& strategy, const st
   const double gradient_bytes =  // fp32, as the tables price them
       4.0 * load_model_table(run.options.models_dir, model, modelled.variant).total_elements();
   double load = 0;
-  // On the virtual clock this machine's cores and load do not enter the emulated times.
+  // On the virtual clock this machine's cores and load do not enter the emulated times; its
+  // first-come links do.
   std::string warning =
       run.options.virtual_clock
-          ? ""
+          ? first_come_warning(first_come_room_ms(run.options, strategy, modelled), modelled)
           : emulation_warning(modelled, gradient_bytes, run.options.time_scale, run.machine, load);
   if (warning.empty()) {
     warning = ill_conditioned_warning(exposed_swing(run.options, strategy, modelled));
@@ -394,6 +397,33 @@ std::string ill_conditioned_warning(const ExposedSwing& swing) {
          " more communication moves the modelled exposed time by " + signed_percent(swing.more) +
          ", " + percent(kCommTolerance) + " less by " + signed_percent(swing.less) +
          " (compare the communication columns)";
+}
+
+double first_come_room_ms(const Options& options, const Strategy& strategy, const TableCell& cell) {
+  const int g = cell.ranks_per_node;
+  if (cell.nodes < 2 || g < 2) return 0;
+  const IterationSetup setup = emulated_setup(options, strategy, cell);
+  IterationSetup one_node = setup;
+  one_node.shape = coll::model::Shape::uniform(1, g);
+  one_node.algorithm = "ring";
+  const ModelledIteration iteration =
+      model_iteration(load_model_table(options.models_dir, cell.model, cell.variant), setup);
+  double room_s = 0;
+  for (const auto& bucket : iteration.buckets) {
+    const auto [seconds, algorithm] = modelled_allreduce(setup, bucket.bytes);
+    if (algorithm != "hierarchical") continue;
+    const double intra_s = modelled_allreduce(one_node, bucket.bytes).first;
+    room_s += (g - 1.0) / g * std::min(intra_s, seconds - intra_s);
+  }
+  return room_s * 1e3;
+}
+
+std::string first_come_warning(double room_ms, const TableCell& cell) {
+  if (room_ms <= kMaxDeviation * cell.comm_ms) return "";
+  return "first-come links: on the virtual clock hierarchical's intra-node and inter-node phases "
+         "may overlap by up to " +
+         ms(room_ms) + " ms of the " + ms(cell.comm_ms) +
+         " ms modelled, which fair links do not (" + "use --clock real)";
 }
 
 int run_emulated_tables(const Options& options) {

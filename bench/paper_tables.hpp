@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "coll/model/link_params.hpp"
+#include "iteration_model.hpp"
 #include "options.hpp"
 #include "strategy.hpp"
 
@@ -40,6 +41,9 @@ const std::vector<PaperShape>& paper_shapes();
 // The tables' cost model: --cost-preset, else p40-ib56 (its name, and its parameters).
 std::string table_preset(const Options& options);
 coll::model::CostParams table_params(const Options& options);
+// The iteration the cost model prices for `cell` (its strategy, model and shape) as emulated.
+IterationSetup emulated_setup(const Options& options, const Strategy& strategy,
+                              const TableCell& cell);
 // One modelled cell of `strategy` on `model` (`variant`; "" = the strategy's own table), as the
 // emulated cluster can run it: its shaped links reach no peer's memory, so no peer_read.
 TableCell modelled_cell(const Options& options, const Strategy& strategy, const std::string& model,

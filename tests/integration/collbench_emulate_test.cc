@@ -79,10 +79,31 @@ void expect_agreement_on_the_virtual_clock(const std::string& cell_flags) {
 }
 
 TEST(CollbenchEmulate, OnTheVirtualClockACellAgreesWithTheModelWhateverTheMachine) {
-  // Horovod's one fused all-reduce of GoogLeNet (hierarchical, 27 MB) on 2 nodes of 2: 4 ranks
-  // on this machine's cores, with its load; the links alone decide the emulated time.
+  // DDP's 25 MiB buckets of GoogLeNet (rings) on 2 nodes of 2: 4 ranks on this machine's cores,
+  // with its load; the links alone decide the emulated time.
   expect_agreement_on_the_virtual_clock(
-      "--model-gradients googlenet --strategy horovod --nodes 2 -g 2");
+      "--model-gradients googlenet --strategy ddp --nodes 2 -g 2");
+}
+
+TEST(CollbenchEmulate, OnTheVirtualClockHierarchicalPhasesAreWarnedForFirstComeLinks) {
+  // Horovod's one fused all-reduce of GoogLeNet (hierarchical, 27 MB) on 2 nodes of 2: its
+  // shared links may let its intra-node and inter-node phases overlap by over 15 %.
+  const ScratchFile json("first_come.json");
+  const auto result = run_command(std::string(COLLBENCH_PATH) +
+                                      " --paper-tables --emulate --clock virtual -n 1 -w 0 "
+                                      "--model-gradients googlenet --strategy horovod --nodes 2 "
+                                      "-g 2 --json " +
+                                      json.path(),
+                                  300);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find(
+                "collbench: warning: googlenet horovod 4 GPUs (2x2): first-come links: on the "
+                "virtual clock hierarchical's intra-node and inter-node phases may overlap"),
+            std::string::npos)
+      << result.output;
+  const auto doc = read_json(json.path());
+  ASSERT_EQ(doc["cells"].size(), 1u);
+  EXPECT_EQ(doc["cells"][0]["warning"].get<std::string>().rfind("first-come links: ", 0), 0u);
 }
 
 TEST(CollbenchEmulate, OnTheVirtualClockTheParameterServersLastTensorsAgreeWithTheModel) {

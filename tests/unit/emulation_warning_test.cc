@@ -1,6 +1,8 @@
 // Where --emulate warns that a cell cannot be emulated faithfully on this machine: the wake-ups
 // of a rank's steps, which K does not scale, against the emulated communication and against the
-// emulated exposed time (what backward leaves exposed is at least the last bucket's all-reduce).
+// emulated exposed time (what backward leaves exposed is at least the last bucket's all-reduce);
+// an exposed time the model's own communication moves many times over; and, on the virtual clock,
+// the room first-come links leave hierarchical's phases to overlap.
 #include <gtest/gtest.h>
 
 #include "emulation.hpp"
@@ -11,6 +13,8 @@ using collbench::emulation_warning;
 using collbench::exposed_swing;
 using collbench::ExposedSwing;
 using collbench::find_strategy;
+using collbench::first_come_room_ms;
+using collbench::first_come_warning;
 using collbench::ill_conditioned_warning;
 using collbench::MachineLimits;
 using collbench::modelled_cell;
@@ -124,6 +128,38 @@ TEST(EmulationWarning, ExposedSwingIsTheModelsOwn) {
   EXPECT_NEAR(tail.more, 0.05, 0.01);
   EXPECT_NEAR(tail.less, -0.05, 0.01);
   EXPECT_EQ(ill_conditioned_warning(tail), "");
+}
+
+TEST(EmulationWarning, FirstComeLinksWarnWhereTheirRoomExceedsTheTolerance) {
+  TableCell cell = resnet50_1x2(5, 100, 10);
+  EXPECT_EQ(first_come_warning(15, cell), "");
+  EXPECT_EQ(first_come_warning(36, cell),
+            "first-come links: on the virtual clock hierarchical's intra-node and inter-node "
+            "phases may overlap by up to 36.0 ms of the 100 ms modelled, which fair links do not "
+            "(use --clock real)");
+}
+
+TEST(EmulationWarning, FirstComeRoomIsTheHierarchicalBucketsOverlapOnNodesOfSeveralRanks) {
+  // p40-ib56: horovod's 64 MiB buckets are all hierarchical, their intra-node and inter-node
+  // phases alike in length, so 3/4 of either is a third of the communication; the flat rings and
+  // parameter servers have no such phases; one node has no inter-node phase; `best` prices few
+  // of ResNet-50's buckets hierarchical.
+  Options options;
+  options.models_dir = COLL_MODELS_DIR;
+  auto room_share = [&](const char* strategy, const char* model, int nodes) {
+    const auto& s = find_strategy(strategy);
+    const TableCell cell = modelled_cell(options, s, model, "", nodes, 4);
+    return first_come_room_ms(options, s, cell) / cell.comm_ms;
+  };
+  EXPECT_NEAR(room_share("horovod", "alexnet", 2), 0.36, 0.03);
+  EXPECT_NEAR(room_share("horovod", "resnet50", 4), 0.31, 0.03);
+  EXPECT_EQ(room_share("horovod", "alexnet", 1), 0);
+  EXPECT_EQ(room_share("caffe-mpi", "googlenet", 4), 0);
+  EXPECT_EQ(room_share("tensorflow", "googlenet", 4), 0);
+  EXPECT_EQ(room_share("mxnet", "resnet50", 2), 0);
+  const double best = room_share("best", "resnet50", 4);
+  EXPECT_GT(best, 0);
+  EXPECT_LT(best, 0.15);
 }
 
 }  // namespace
