@@ -348,25 +348,25 @@ std::string emulation_warning(const TableCell& cell, double gradient_bytes, doub
            " cores they get on this machine at K=" + number(time_scale) +
            remedy(time_scale, load, kMaxCpuLoad);
   }
+  // Every message an all-reduce passes on in sequence (the model's hops) waits for its receiver
+  // to wake.
   const double wake_s = wake_delay_s(ranks, machine);
-  const double steps_per_bucket = 2.0 * (ranks - 1);  // a ring's (its segments overlap waits)
-  const double steps = double(cell.buckets) * steps_per_bucket;
-  const double wake_share = steps * wake_s / emulated_comm_s;
+  const double wake_share = cell.hops * wake_s / emulated_comm_s;
   if (wake_share > kMaxWakeShare) {
-    return "latency-bound: ~" + number(std::round(steps)) + " steps in sequence, each waiting ~" +
-           ms(wake_s * 1e3) + " ms for its rank to wake (" + std::to_string(ranks) +
-           " ranks, load " + number(machine.others_load) + " on " + std::to_string(machine.cores) +
-           " cores), against " + ms(emulated_comm_s * 1e3) + " ms of emulated communication" +
-           remedy(time_scale, wake_share, kMaxWakeShare);
+    return "latency-bound: ~" + number(std::round(cell.hops)) +
+           " steps in sequence, each waiting ~" + ms(wake_s * 1e3) + " ms for its rank to wake (" +
+           std::to_string(ranks) + " ranks, load " + number(machine.others_load) + " on " +
+           std::to_string(machine.cores) + " cores), against " + ms(emulated_comm_s * 1e3) +
+           " ms of emulated communication" + remedy(time_scale, wake_share, kMaxWakeShare);
   }
-  // What backward leaves exposed is at least the last bucket's all-reduce, so each of its steps'
+  // What backward leaves exposed is the all-reduces that run after it, so each of their steps'
   // wake-ups lands in the exposed time: it resolves only exposed times well above them.
   const double emulated_exposed_s = time_scale * cell.exposed_ms * 1e-3;
-  const double exposed_wake_share = steps_per_bucket * wake_s / emulated_exposed_s;
+  const double exposed_wake_share = cell.tail_hops * wake_s / emulated_exposed_s;
   if (exposed_wake_share > kMaxWakeShare) {
-    return "exposed time below resolution: the all-reduce left after backward takes ~" +
-           number(steps_per_bucket) + " steps, each waiting ~" + ms(wake_s * 1e3) +
-           " ms for its rank to wake, against " + ms(emulated_exposed_s * 1e3) +
+    return "exposed time below resolution: the all-reduces left after backward take ~" +
+           number(std::round(cell.tail_hops)) + " steps in sequence, each waiting ~" +
+           ms(wake_s * 1e3) + " ms for its rank to wake, against " + ms(emulated_exposed_s * 1e3) +
            " ms of emulated exposed communication" +
            remedy(time_scale, exposed_wake_share, kMaxWakeShare);
   }

@@ -214,10 +214,19 @@ ModelledIteration model_iteration(const ModelTable& table, const IterationSetup&
   out.timeline = setup.overlap
                      ? schedule::simulate_wfbp(plan.buckets, out.profile, cost, lead)
                      : schedule::simulate_no_overlap(plan.buckets, out.profile, cost, lead);
-  if (!alone) {
-    for (const auto& bucket : plan.buckets) {
-      if (bucket.bytes > 0) ++out.algorithm_buckets[price(bucket.bytes).second];
+  IterationSetup unhidden = setup;
+  unhidden.params.alpha_overlaps_bytes = false;
+  const auto& links = setup.params;
+  const double alpha = setup.shape.nodes > 1 ? std::min(links.intra.alpha_s, links.inter.alpha_s)
+                                             : links.intra.alpha_s;
+  for (const auto& bucket : plan.buckets) {
+    double hops = 0;
+    if (!alone && bucket.bytes > 0) {
+      const std::string& algorithm = price(bucket.bytes).second;
+      ++out.algorithm_buckets[algorithm];
+      if (alpha > 0) hops = prediction(algorithm, unhidden, bucket.bytes).latency_s / alpha;
     }
+    out.hops.push_back(hops);
   }
   out.backward_s = out.timeline.backward_s;
   out.comm_s = out.timeline.comm_s;

@@ -44,6 +44,9 @@ struct ModelledIteration {
   std::string fusion;                            // the policy that made the plan (auto: chosen)
   std::map<std::string, int> algorithm_buckets;  // buckets per algorithm used
   std::vector<coll::schedule::Bucket> buckets;
+  // Per bucket, the messages its all-reduce passes on in sequence: its formula's α terms in
+  // units of α, none hidden behind bytes (each is a hop whose receiver must act before the next).
+  std::vector<double> hops;
   coll::schedule::SimResult timeline;
   coll::schedule::ComputeProfile profile;
 };

@@ -81,6 +81,13 @@ TableCell model_cell(const Options& options, const coll::model::CostParams& para
   cell.exposed_ms = it.exposed_s * 1e3;
   cell.iteration_ms = it.iteration_s * 1e3;
   cell.buckets = it.buckets.size();
+  for (std::size_t i = 0; i < it.hops.size(); ++i) {
+    const auto& timing = it.timeline.buckets[i];
+    cell.hops += it.hops[i];
+    // A bucket that straddles the end of backward: the share of its hops after it.
+    const double after = timing.end_s - std::max(timing.start_s, it.backward_s);
+    if (after > 0) cell.tail_hops += it.hops[i] * after / (timing.end_s - timing.start_s);
+  }
   cell.algorithms = format_algorithms(it.algorithm_buckets);
   cell.simulated_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

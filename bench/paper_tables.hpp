@@ -25,6 +25,9 @@ struct TableCell {
   double forward_ms = 0, backward_ms = 0, comm_ms = 0, exposed_ms = 0, iteration_ms = 0;
   double efficiency = 1;  // throughput / (GPUs x one GPU's throughput)
   std::size_t buckets = 0;
+  // Messages passed on in sequence (ModelledIteration::hops): over every bucket, and over the
+  // part of the all-reduces that runs after backward (the exposed tail).
+  double hops = 0, tail_hops = 0;
   std::string algorithms;   // "hierarchical x4, ring x1"
   double simulated_ms = 0;  // wall time this cell's simulation took on this machine
   int gpus() const { return nodes * ranks_per_node; }
