@@ -423,7 +423,7 @@ std::string first_come_warning(double room_ms, const TableCell& cell) {
   return "first-come links: on the virtual clock hierarchical's intra-node and inter-node phases "
          "may overlap by up to " +
          ms(room_ms) + " ms of the " + ms(cell.comm_ms) +
-         " ms modelled, which fair links do not (" + "use --clock real)";
+         " ms modelled, which fair links do not (use --clock real)";
 }
 
 int run_emulated_tables(const Options& options) {
