@@ -167,7 +167,7 @@ EmulatedCell measure(const EmulationRun& run, const Strategy& strategy, const st
   // first-come links do.
   std::string warning =
       run.options.virtual_clock
-          ? first_come_warning(first_come_room_ms(run.options, strategy, modelled), modelled)
+          ? first_come_warning(modelled.phase_overlap_ms, modelled)
           : emulation_warning(modelled, gradient_bytes, run.options.time_scale, run.machine, load);
   if (warning.empty()) {
     warning = ill_conditioned_warning(exposed_swing(run.options, strategy, modelled));
@@ -397,25 +397,6 @@ std::string ill_conditioned_warning(const ExposedSwing& swing) {
          " more communication moves the modelled exposed time by " + signed_percent(swing.more) +
          ", " + percent(kCommTolerance) + " less by " + signed_percent(swing.less) +
          " (compare the communication columns)";
-}
-
-double first_come_room_ms(const Options& options, const Strategy& strategy, const TableCell& cell) {
-  const int g = cell.ranks_per_node;
-  if (cell.nodes < 2 || g < 2) return 0;
-  const IterationSetup setup = emulated_setup(options, strategy, cell);
-  IterationSetup one_node = setup;
-  one_node.shape = coll::model::Shape::uniform(1, g);
-  one_node.algorithm = "ring";
-  const ModelledIteration iteration =
-      model_iteration(load_model_table(options.models_dir, cell.model, cell.variant), setup);
-  double room_s = 0;
-  for (const auto& bucket : iteration.buckets) {
-    const auto [seconds, algorithm] = modelled_allreduce(setup, bucket.bytes);
-    if (algorithm != "hierarchical") continue;
-    const double intra_s = modelled_allreduce(one_node, bucket.bytes).first;
-    room_s += (g - 1.0) / g * std::min(intra_s, seconds - intra_s);
-  }
-  return room_s * 1e3;
 }
 
 std::string first_come_warning(double room_ms, const TableCell& cell) {

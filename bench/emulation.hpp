@@ -53,13 +53,9 @@ std::string ill_conditioned_warning(const ExposedSwing& swing);
 
 // On the virtual clock a link several ranks share serves them first come (docs/emulation.md,
 // limit 6), so a rank served early starts hierarchical's inter-node phase while the others of its
-// node still use the intra-node path, which a fairly shared testbed does not let it. The room for
-// that, in ms: over the buckets the model prices `hierarchical` on nodes of several ranks,
-// (G-1)/G of the shorter of the intra-node phases (one node's ring all-reduce) and the rest.
-double first_come_room_ms(const Options& options, const Strategy& strategy, const TableCell& cell);
-
-// Why first-come links could take the cell's emulation more than 15 % below the model (the room
-// exceeds 15 % of its communication), or "".
+// node still use the intra-node path, which a fairly shared testbed does not let it. Why that
+// could take the cell's emulation more than 15 % below the model (the room for it,
+// TableCell::phase_overlap_ms, exceeds 15 % of its communication), or "".
 std::string first_come_warning(double room_ms, const TableCell& cell);
 
 // Runs the selected cells, prints the markdown (and --json); returns the exit status.

@@ -219,12 +219,19 @@ ModelledIteration model_iteration(const ModelTable& table, const IterationSetup&
   const auto& links = setup.params;
   const double alpha = setup.shape.nodes > 1 ? std::min(links.intra.alpha_s, links.inter.alpha_s)
                                              : links.intra.alpha_s;
+  const int g = setup.shape.max_local();
+  IterationSetup one_node = setup;
+  one_node.shape = model::Shape::uniform(1, g);
   for (const auto& bucket : plan.buckets) {
     double hops = 0;
     if (!alone && bucket.bytes > 0) {
-      const std::string& algorithm = price(bucket.bytes).second;
+      const auto& [seconds, algorithm] = price(bucket.bytes);
       ++out.algorithm_buckets[algorithm];
       if (alpha > 0) hops = prediction(algorithm, unhidden, bucket.bytes).latency_s / alpha;
+      if (algorithm == "hierarchical" && setup.shape.nodes > 1 && g > 1) {
+        const double intra_s = predicted("ring", one_node, bucket.bytes);
+        out.phase_overlap_s += (g - 1.0) / g * std::min(intra_s, seconds - intra_s);
+      }
     }
     out.hops.push_back(hops);
   }

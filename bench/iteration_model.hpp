@@ -47,6 +47,10 @@ struct ModelledIteration {
   // Per bucket, the messages its all-reduce passes on in sequence: its formula's α terms in
   // units of α, none hidden behind bytes (each is a hop whose receiver must act before the next).
   std::vector<double> hops;
+  // Over the buckets priced `hierarchical` on nodes of several ranks: (G-1)/G of the shorter of
+  // their intra-node phases (one node's ring all-reduce) and the rest, the time a rank could
+  // spend in its inter-node phase while others of its node are still in the intra-node one.
+  double phase_overlap_s = 0;
   coll::schedule::SimResult timeline;
   coll::schedule::ComputeProfile profile;
 };

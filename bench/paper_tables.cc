@@ -35,16 +35,11 @@ std::string format_algorithms(const std::map<std::string, int>& counts) {
   return out.empty() ? "-" : out;
 }
 
-// The emulated cluster's links reach no peer's memory, so no peer_read.
-coll::model::CostParams emulated_params(const Options& options) {
-  coll::model::CostParams emulated = table_params(options);
-  emulated.peer_memory = false;
-  return emulated;
-}
-
-IterationSetup setup_for(const Options& options, const coll::model::CostParams& params,
-                         const Strategy& strategy, const std::string& model, int nodes,
-                         int ranks_per_node) {
+// One cell: `strategy` on `table` at nodes x ranks_per_node.
+TableCell model_cell(const Options& options, const coll::model::CostParams& params,
+                     const Strategy& strategy, const ModelTable& table, int nodes,
+                     int ranks_per_node) {
+  const auto start = std::chrono::steady_clock::now();
   IterationSetup setup;
   setup.shape = coll::model::Shape::uniform(nodes, ranks_per_node);
   setup.params = params;
@@ -53,19 +48,9 @@ IterationSetup setup_for(const Options& options, const coll::model::CostParams& 
   setup.ps_servers = strategy.servers_per_node ? nodes : 0;
   setup.fusion = strategy.fusion;
   setup.overlap = strategy.overlap;
-  setup.batch_per_gpu = batch_per_gpu(options, model, ranks_per_node);
+  setup.batch_per_gpu = batch_per_gpu(options, table.model, ranks_per_node);
   setup.compute_scale = options.compute_scale;
   setup.compute_profile = options.compute_profile;
-  return setup;
-}
-
-// One cell: `strategy` on `table` at nodes x ranks_per_node.
-TableCell model_cell(const Options& options, const coll::model::CostParams& params,
-                     const Strategy& strategy, const ModelTable& table, int nodes,
-                     int ranks_per_node) {
-  const auto start = std::chrono::steady_clock::now();
-  const IterationSetup setup =
-      setup_for(options, params, strategy, table.model, nodes, ranks_per_node);
   const ModelledIteration it = model_iteration(table, setup);
   TableCell cell;
   cell.model = table.model;
@@ -88,6 +73,7 @@ TableCell model_cell(const Options& options, const coll::model::CostParams& para
     const double after = timing.end_s - std::max(timing.start_s, it.backward_s);
     if (after > 0) cell.tail_hops += it.hops[i] * after / (timing.end_s - timing.start_s);
   }
+  cell.phase_overlap_ms = it.phase_overlap_s * 1e3;
   cell.algorithms = format_algorithms(it.algorithm_buckets);
   cell.simulated_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -145,17 +131,13 @@ coll::model::CostParams table_params(const Options& options) {
   return coll::model::preset_or_throw(table_preset(options), "--cost-preset");
 }
 
-IterationSetup emulated_setup(const Options& options, const Strategy& strategy,
-                              const TableCell& cell) {
-  return setup_for(options, emulated_params(options), strategy, cell.model, cell.nodes,
-                   cell.ranks_per_node);
-}
-
 TableCell modelled_cell(const Options& options, const Strategy& strategy, const std::string& model,
                         const std::string& variant, int nodes, int ranks_per_node) {
   const ModelTable table = load_model_table(
       options.models_dir, model, variant.empty() ? strategy.variant_for(model) : variant);
-  return model_cell(options, emulated_params(options), strategy, table, nodes, ranks_per_node);
+  coll::model::CostParams emulated = table_params(options);
+  emulated.peer_memory = false;
+  return model_cell(options, emulated, strategy, table, nodes, ranks_per_node);
 }
 
 std::string tables_header(const Options& options, const std::string& what) {

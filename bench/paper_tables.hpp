@@ -12,7 +12,6 @@
 #include <nlohmann/json.hpp>
 
 #include "coll/model/link_params.hpp"
-#include "iteration_model.hpp"
 #include "options.hpp"
 #include "strategy.hpp"
 
@@ -28,8 +27,9 @@ struct TableCell {
   // Messages passed on in sequence (ModelledIteration::hops): over every bucket, and over the
   // part of the all-reduces that runs after backward (the exposed tail).
   double hops = 0, tail_hops = 0;
-  std::string algorithms;   // "hierarchical x4, ring x1"
-  double simulated_ms = 0;  // wall time this cell's simulation took on this machine
+  double phase_overlap_ms = 0;  // ModelledIteration::phase_overlap_s, in ms
+  std::string algorithms;       // "hierarchical x4, ring x1"
+  double simulated_ms = 0;      // wall time this cell's simulation took on this machine
   int gpus() const { return nodes * ranks_per_node; }
 };
 
@@ -44,9 +44,6 @@ const std::vector<PaperShape>& paper_shapes();
 // The tables' cost model: --cost-preset, else p40-ib56 (its name, and its parameters).
 std::string table_preset(const Options& options);
 coll::model::CostParams table_params(const Options& options);
-// The iteration the cost model prices for `cell` (its strategy, model and shape) as emulated.
-IterationSetup emulated_setup(const Options& options, const Strategy& strategy,
-                              const TableCell& cell);
 // One modelled cell of `strategy` on `model` (`variant`; "" = the strategy's own table), as the
 // emulated cluster can run it: its shaped links reach no peer's memory, so no peer_read.
 TableCell modelled_cell(const Options& options, const Strategy& strategy, const std::string& model,

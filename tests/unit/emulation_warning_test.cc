@@ -13,7 +13,6 @@ using collbench::emulation_warning;
 using collbench::exposed_swing;
 using collbench::ExposedSwing;
 using collbench::find_strategy;
-using collbench::first_come_room_ms;
 using collbench::first_come_warning;
 using collbench::ill_conditioned_warning;
 using collbench::MachineLimits;
@@ -177,7 +176,7 @@ TEST(EmulationWarning, FirstComeRoomIsTheHierarchicalBucketsOverlapOnNodesOfSeve
   auto room_share = [&](const char* strategy, const char* model, int nodes) {
     const auto& s = find_strategy(strategy);
     const TableCell cell = modelled_cell(options, s, model, "", nodes, 4);
-    return first_come_room_ms(options, s, cell) / cell.comm_ms;
+    return cell.phase_overlap_ms / cell.comm_ms;
   };
   EXPECT_NEAR(room_share("horovod", "alexnet", 2), 0.36, 0.03);
   EXPECT_NEAR(room_share("horovod", "resnet50", 4), 0.31, 0.03);
