@@ -131,6 +131,8 @@ EmulatedCell emulate_cell(const Options& options, const Strategy& strategy, Tabl
   if (strategy.variant_for(cell.model).empty()) {  // `best`: the table it is compared on
     args.insert(args.end(), {"--model-variant", cell.variant});
   }
+  // One selected cell (parse_options checks): its ranks' timeline, in the cluster's time.
+  if (!options.trace_path.empty()) args.insert(args.end(), {"--trace", options.trace_path});
   const int status = run_quietly(args, log);
   if (status != 0) {
     out.error = "exit " + std::to_string(status) + ": " + last_line(log);
@@ -280,7 +282,8 @@ std::string closing_line(const EmulationRun& run, std::vector<EmulatedCell>& cel
     }
     // A ratio built on a warned cell carries its warning's kind ("CPU-bound", ...).
     const std::string& warning = winner_warning.empty() ? mine.warning : winner_warning;
-    closing += " " + model + ": best paper-era " + winner_cell.strategy + " " + ms(winner_exposed) +
+    closing += " " + model + ": " + winner_cell.strategy +
+               " (the paper-era strategy that exposes the least) " + ms(winner_exposed) +
                " ms exposed, best " + ms(mine.exposed_ms) + " ms on the same table (" + variant +
                "), " + ratio +
                (warning.empty() ? "" : " (warned: " + warning.substr(0, warning.find(':')) + ")") +

@@ -1,5 +1,6 @@
 #include "options.hpp"
 
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <cstdlib>
 #include <sstream>
@@ -57,12 +58,103 @@ void apply_strategy(Options& options, const po::variables_map& values) {
   options.fusion = strategy->fusion;
   options.overlap = strategy->overlap;
   if (!variant.empty()) options.model_variant = variant;
-  if (!strategy->inter.empty()) ::setenv("COLL_HIER_INTER", strategy->inter.c_str(), 1);
-  if (strategy->servers_per_node) {
-    const int nodes =
-        options.node_sizes.empty() ? options.nodes : static_cast<int>(options.node_sizes.size());
-    ::setenv("COLL_PS_SERVERS", std::to_string(nodes).c_str(), 1);
+  // The tables place every cell's servers themselves; a replay's ranks read the placement.
+  if (options.paper_tables || options.scaling) return;
+  if (strategy->servers_per_node && values.count("ps-servers") > 0) {
+    throw UsageError("--strategy " + strategy->name +
+                     " places one parameter server per node; give --ps-servers or --strategy");
   }
+  const int nodes =
+      options.node_sizes.empty() ? options.nodes : static_cast<int>(options.node_sizes.size());
+  const auto place = [&](const char* variable, const std::string& value) {
+    const char* set = std::getenv(variable);
+    if (set != nullptr && value != set) {
+      throw UsageError(std::string(variable) + "=" + set + " conflicts with --strategy " +
+                       strategy->name + " (" + variable + "=" + value +
+                       "); unset it or drop --strategy");
+    }
+    ::setenv(variable, value.c_str(), 1);
+  };
+  if (!strategy->inter.empty()) place("COLL_HIER_INTER", strategy->inter);
+  if (strategy->servers_per_node) place("COLL_PS_SERVERS", std::to_string(nodes));
+}
+
+bool given(const po::variables_map& values, const std::string& flag) {
+  return values.count(flag) > 0 && !values[flag].defaulted();
+}
+
+// The modelled modes read only some flags: any other flag given there is refused, not ignored.
+void check_modelled_flags(const Options& options, const po::variables_map& values) {
+  std::string mode;
+  std::vector<std::string> reads{"json",     "cost-preset", "models-dir",      "model-gradients",
+                                 "strategy", "batch-per",   "compute-profile", "compute-scale"};
+  if (options.paper_tables) {
+    mode = options.emulate ? "--paper-tables --emulate" : "--paper-tables";
+    reads.insert(reads.end(), {"paper-tables", "emulate"});
+    if (options.emulate) {
+      reads.insert(reads.end(), {"nodes", "ranks-per-node", "gpus-per-node", "iters",
+                                 "warmup_iters", "time-scale", "clock", "trace"});
+    }
+  } else if (options.scaling) {
+    mode = "--scaling";
+    reads.insert(reads.end(), {"scaling", "ranks-per-node", "gpus-per-node"});
+  } else if (options.model_only) {
+    const bool iteration = !options.model.empty();
+    mode = iteration ? "--model-only --model-gradients" : "--model-only without --model-gradients";
+    reads = {"model-only", "nodes",      "ranks-per-node", "gpus-per-node",
+             "node-sizes", "ps-servers", "ps-dedicated",   "datatype",
+             "algo",       "json",       "cost-preset"};
+    if (iteration) {
+      reads.insert(reads.end(), {"model-gradients", "model-variant", "per-layer", "models-dir",
+                                 "fusion", "overlap", "compute-profile", "compute-scale", "trace",
+                                 "strategy", "batch-per"});
+    } else {
+      reads.insert(reads.end(), {"minbytes", "maxbytes", "stepfactor"});
+    }
+  } else {
+    if (given(values, "batch-per")) {
+      throw UsageError(
+          "--batch-per applies to the modelled modes (--model-only, --paper-tables, "
+          "--scaling)");
+    }
+    return;
+  }
+  for (const auto& [flag, value] : values) {
+    if (value.defaulted() || flag == "help" || flag == "version") continue;
+    if (std::find(reads.begin(), reads.end(), flag) != reads.end()) continue;
+    std::string list;
+    for (const auto& read : reads) list += (list.empty() ? "--" : ", --") + read;
+    throw UsageError("--" + flag + " does not apply to " + mode + ", which reads " + list);
+  }
+}
+
+// --ps-servers and --ps-dedicated place the servers of `ps` (directly, across nodes, or chosen
+// by `auto`): with any other algorithm, or more servers than ranks, they would be ignored.
+void check_server_flags(const Options& options, const po::variables_map& values, bool dedicated) {
+  if (dedicated && values.count("ps-servers") == 0 && std::getenv("COLL_PS_SERVERS") == nullptr) {
+    throw UsageError("--ps-dedicated places the --ps-servers servers; give --ps-servers too");
+  }
+  if (values.count("ps-servers") == 0) return;
+  int ranks = options.nodes * options.ranks_per_node;
+  if (!options.node_sizes.empty()) {
+    ranks = 0;
+    for (int size : options.node_sizes) ranks += size;
+  }
+  if (options.ps_servers > ranks) {
+    throw UsageError("--ps-servers " + std::to_string(options.ps_servers) + " is more than the " +
+                     std::to_string(ranks) + " ranks of this job");
+  }
+  const char* inter = std::getenv("COLL_HIER_INTER");
+  const bool ps_across_nodes = inter != nullptr && std::string(inter) == "ps";
+  for (const auto& name : options.algorithms) {
+    if (name == "ps" || name == "auto" || (name.starts_with("hierarchical") && ps_across_nodes))
+      return;
+  }
+  if (options.algorithms.empty()) return;  // the library's default may choose ps
+  throw UsageError(
+      "--ps-servers places the servers of --algo ps (or of COLL_HIER_INTER=ps); "
+      "--algo " +
+      options.algorithms.front() + " has none");
 }
 
 // --soak draws each operation's collective, size, type and op itself: flags that would fix them
@@ -163,7 +255,7 @@ Options parse_options(int argc, const char* const* argv) {
                          "the model table): cntk, mxnet, tensorflow, caffe-mpi, horovod, ddp, "
                          "best; 'list' describes them")(
       "model-only", po::bool_switch(&options.model_only),
-      "cost model and iteration simulator only, any shape (up to 512 nodes x 8): a modelled "
+      "cost model and iteration simulator only, any shape (up to 1024 nodes): a modelled "
       "sweep, or a modelled iteration with --model-gradients")(
       "paper-tables", po::bool_switch(&options.paper_tables),
       "the paper's Tables 6 and 7 for every model and strategy, modelled (markdown; --json)")(
@@ -321,6 +413,13 @@ Options parse_options(int argc, const char* const* argv) {
   }
   options.virtual_clock = clock == "virtual";
   if (!values["clock"].defaulted() && !options.emulate) throw UsageError("--clock needs --emulate");
+  if (options.emulate && !options.trace_path.empty() &&
+      (!options.virtual_clock || options.model.empty() || options.strategy.empty() ||
+       !options.nodes_given || !options.ranks_per_node_given)) {
+    throw UsageError(
+        "--trace with --emulate draws one cell's timeline in the cluster's time: give "
+        "--clock virtual, --model-gradients, --strategy, --nodes and --ranks-per-node");
+  }
   if (options.virtual_clock) {
     if (!values["time-scale"].defaulted()) {
       throw UsageError("--time-scale slows the real clock; the virtual clock needs none");
@@ -336,6 +435,8 @@ Options parse_options(int argc, const char* const* argv) {
     apply_strategy(options, values);
   }
   if (options.scaling || options.paper_tables) options.model_only = true;
+  if (!options.strategy_list) check_modelled_flags(options, values);
+  check_server_flags(options, values, ps_dedicated);
   if (options.rounds > 0 && (!options.model.empty() || options.model_only || options.calibrate)) {
     throw UsageError(
         "--rounds repeats a size sweep's or --tune's measurements; it does not apply "

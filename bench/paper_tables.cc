@@ -93,6 +93,17 @@ void set_efficiency(TableCell& cell, const TableCell& single) {
       (samples / cell.iteration_ms) / (cell.gpus() * samples_single / single.iteration_ms);
 }
 
+// --model-gradients and --strategy select the models and strategies a table shows.
+bool selected(const Options& options, const std::string& model, const Strategy& strategy) {
+  return (options.model.empty() || model == options.model) &&
+         (options.strategy.empty() || strategy.name == options.strategy);
+}
+
+bool has_model(const std::vector<TableCell>& cells, const std::string& model) {
+  return std::any_of(cells.begin(), cells.end(),
+                     [&](const TableCell& cell) { return cell.model == model; });
+}
+
 const TableCell* find_cell(const std::vector<TableCell>& cells, const std::string& model,
                            const std::string& strategy, int gpus) {
   for (const auto& cell : cells) {
@@ -163,6 +174,7 @@ std::vector<TableCell> paper_table_cells(const Options& options) {
   std::vector<TableCell> cells;
   for (const auto& model : kModels) {
     for (const auto& strategy : strategies()) {
+      if (!selected(options, model, strategy)) continue;
       const ModelTable table = table_for(options, strategy, model);
       const TableCell single = model_cell(options, params, strategy, table, 1, 1);
       for (const PaperShape& config : kPaperConfigs) {
@@ -185,6 +197,7 @@ std::vector<TableCell> scaling_cells(const Options& options) {
   std::vector<TableCell> cells;
   for (const auto& model : kModels) {
     for (const auto& strategy : strategies()) {
+      if (!selected(options, model, strategy)) continue;
       const ModelTable table = table_for(options, strategy, model);
       const TableCell single = model_cell(options, params, strategy, table, 1, 1);
       for (int gpus = 64; gpus <= 4096; gpus *= 2) {
@@ -198,6 +211,29 @@ std::vector<TableCell> scaling_cells(const Options& options) {
   return cells;
 }
 
+std::vector<ClosingComparison> closing_comparisons(const std::vector<TableCell>& cells,
+                                                   const Options& options) {
+  std::vector<ClosingComparison> out;
+  if (!options.strategy.empty()) return out;  // it needs every paper-era strategy
+  const auto params = table_params(options);
+  const Strategy& best = find_strategy("best");
+  for (const auto& model : kModels) {
+    const TableCell* winner = nullptr;
+    for (const auto& strategy : strategies()) {
+      if (!strategy.paper_era) continue;
+      const TableCell* cell = find_cell(cells, model, strategy.name, 16);
+      if (cell && (!winner || cell->exposed_ms < winner->exposed_ms)) winner = cell;
+    }
+    if (!winner) continue;
+    const ModelTable same = load_model_table(options.models_dir, model, winner->variant);
+    TableCell mine = model_cell(options, params, best, same, 4, 4);
+    mine.table = winner->table;
+    set_efficiency(mine, model_cell(options, params, best, same, 1, 1));
+    out.push_back({*winner, mine});
+  }
+  return out;
+}
+
 std::string paper_tables_markdown(const std::vector<TableCell>& cells, const Options& options) {
   std::ostringstream out;
   out << tables_header(options,
@@ -209,6 +245,7 @@ std::string paper_tables_markdown(const std::vector<TableCell>& cells, const Opt
                        : ": across nodes (8 GPUs on 2 nodes, 16 on 4; 4 GPUs each)")
         << "\n";
     for (const auto& model : kModels) {
+      if (!has_model(cells, model)) continue;
       out << "\n### " << model << "\n\n"
           << "| strategy | table | GPUs | exposed comm (ms) | total comm (ms) | iteration (ms) | "
              "efficiency | plan |\n"
@@ -221,39 +258,27 @@ std::string paper_tables_markdown(const std::vector<TableCell>& cells, const Opt
                                : "")
             << " | " << ms(cell.exposed_ms) << " | " << ms(cell.comm_ms) << " | "
             << ms(cell.iteration_ms) << " | " << percent(cell.efficiency) << " | " << cell.fusion
-            << ", " << cell.buckets << " buckets, " << cell.algorithms << " |\n";
+            << ", " << cell.buckets << (cell.buckets == 1 ? " bucket, " : " buckets, ")
+            << cell.algorithms << " |\n";
       }
     }
   }
-  // The closing line: per model at 16 GPUs, the paper-era strategy with the least exposed
-  // communication, and `best` on that strategy's own model table.
-  const auto params = table_params(options);
-  out << "\n";
-  std::string closing = "At 16 GPUs (4 nodes x 4):";
-  for (const auto& model : kModels) {
-    const TableCell* winner = nullptr;
-    for (const auto& strategy : strategies()) {
-      if (!strategy.paper_era) continue;
-      const TableCell* cell = find_cell(cells, model, strategy.name, 16);
-      if (cell && (!winner || cell->exposed_ms < winner->exposed_ms)) winner = cell;
+  const auto closing = closing_comparisons(cells, options);
+  if (!closing.empty()) {
+    out << "\nAt 16 GPUs (4 nodes x 4), `best` against the paper-era strategy that exposes the "
+           "least communication, on that strategy's own model table:\n";
+    for (const auto& [era, mine] : closing) {
+      char ratio[64] = "nothing exposed";
+      if (mine.exposed_ms > 0) {
+        std::snprintf(ratio, sizeof ratio, "%.1fx lower", era.exposed_ms / mine.exposed_ms);
+      }
+      out << "- " << era.model << ": " << era.strategy << " " << ms(era.exposed_ms)
+          << " ms exposed, best " << ms(mine.exposed_ms) << " ms (" << ratio << ", table "
+          << era.variant << "); iteration " << ms(era.iteration_ms) << " -> "
+          << ms(mine.iteration_ms) << " ms, efficiency " << percent(era.efficiency) << " -> "
+          << percent(mine.efficiency) << "\n";
     }
-    if (!winner) continue;
-    const Strategy& best = find_strategy("best");
-    const ModelTable same = load_model_table(options.models_dir, model, winner->variant);
-    const TableCell mine = model_cell(options, params, best, same, 4, 4);
-    char ratio[64] = "nothing exposed";
-    if (mine.exposed_ms > 0) {
-      std::snprintf(ratio, sizeof ratio, "%.1fx lower", winner->exposed_ms / mine.exposed_ms);
-    }
-    char text[400];
-    std::snprintf(text, sizeof text,
-                  " %s: best paper-era %s %s ms exposed, best %s ms on the same table (%s), %s;",
-                  model.c_str(), winner->strategy.c_str(), ms(winner->exposed_ms).c_str(),
-                  ms(mine.exposed_ms).c_str(), winner->variant.c_str(), ratio);
-    closing += text;
   }
-  closing.back() = '.';
-  out << closing << "\n";
   return out.str();
 }
 
@@ -269,12 +294,14 @@ std::string scaling_markdown(const std::vector<TableCell>& cells, const Options&
   double slowest = 0;
   const TableCell* slowest_cell = nullptr;
   for (const auto& model : kModels) {
+    if (!has_model(cells, model)) continue;
     out << "\n### " << model << ": scaling efficiency (exposed communication, ms)\n\n| strategy |";
     for (int g : gpus) out << " " << g << " GPUs |";
     out << "\n|---|";
     for (std::size_t i = 0; i < gpus.size(); ++i) out << "---|";
     out << "\n";
     for (const auto& strategy : strategies()) {
+      if (!find_cell(cells, model, strategy.name, gpus.front())) continue;
       out << "| " << strategy.name << " |";
       for (int g : gpus) {
         const TableCell* cell = find_cell(cells, model, strategy.name, g);
@@ -316,8 +343,8 @@ nlohmann::ordered_json cell_json(const TableCell& cell) {
           {"simulated_ms", cell.simulated_ms}};
 }
 
-std::string cells_json(const std::vector<TableCell>& cells, const Options& options,
-                       const std::string& mode) {
+nlohmann::ordered_json cells_doc(const std::vector<TableCell>& cells, const Options& options,
+                                 const std::string& mode) {
   nlohmann::ordered_json doc;
   doc["tool"] = "collbench";
   doc["mode"] = mode;
@@ -328,7 +355,7 @@ std::string cells_json(const std::vector<TableCell>& cells, const Options& optio
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (const auto& cell : cells) list.push_back(cell_json(cell));
   doc["cells"] = list;
-  return doc.dump(1) + "\n";
+  return doc;
 }
 
 int print_and_save(const std::string& markdown, const std::string& json, const Options& options) {
@@ -347,14 +374,24 @@ int print_and_save(const std::string& markdown, const std::string& json, const O
 int run_paper_tables(const Options& options) {
   if (options.emulate) return run_emulated_tables(options);
   const auto cells = paper_table_cells(options);
-  return print_and_save(paper_tables_markdown(cells, options),
-                        cells_json(cells, options, "paper-tables"), options);
+  auto doc = cells_doc(cells, options, "paper-tables");
+  nlohmann::ordered_json closing = nlohmann::ordered_json::array();
+  for (const auto& [era, mine] : closing_comparisons(cells, options)) {
+    closing.push_back({{"model", era.model},
+                       {"paper_era", cell_json(era)},
+                       {"best", cell_json(mine)},
+                       {"exposed_ratio", mine.exposed_ms > 0 ? nlohmann::ordered_json(
+                                                                   era.exposed_ms / mine.exposed_ms)
+                                                             : nlohmann::ordered_json()}});
+  }
+  doc["closing"] = closing;
+  return print_and_save(paper_tables_markdown(cells, options), doc.dump(1) + "\n", options);
 }
 
 int run_scaling(const Options& options) {
   const auto cells = scaling_cells(options);
-  return print_and_save(scaling_markdown(cells, options), cells_json(cells, options, "scaling"),
-                        options);
+  return print_and_save(scaling_markdown(cells, options),
+                        cells_doc(cells, options, "scaling").dump(1) + "\n", options);
 }
 
 }  // namespace collbench

@@ -54,16 +54,26 @@ std::string ms(double value);
 std::string percent(double value);
 std::string tables_header(const Options& options, const std::string& what);
 
-// Table 6 and 7 cells, every model and strategy. Throws coll::Error on a bad preset or table.
+// Table 6 and 7 cells, every model and strategy (those --model-gradients and --strategy
+// select). Throws coll::Error on a bad preset or table.
 std::vector<TableCell> paper_table_cells(const Options& options);
 // Scaling cells: 64, 128, ... 4096 GPUs at options.ranks_per_node per node (8 unless given).
 std::vector<TableCell> scaling_cells(const Options& options);
 
-// Markdown tables, the closing line included; and the JSON document of the cells.
+// The closing comparison per model at 16 GPUs: the paper-era strategy that exposes the least
+// communication, and `best` on that strategy's own model table (the same bytes). None when
+// --strategy selects one strategy.
+struct ClosingComparison {
+  TableCell paper_era, best;
+};
+std::vector<ClosingComparison> closing_comparisons(const std::vector<TableCell>& cells,
+                                                   const Options& options);
+
+// Markdown tables, the closing lines included; and the JSON document of the cells.
 std::string paper_tables_markdown(const std::vector<TableCell>& cells, const Options& options);
 std::string scaling_markdown(const std::vector<TableCell>& cells, const Options& options);
-std::string cells_json(const std::vector<TableCell>& cells, const Options& options,
-                       const std::string& mode);
+nlohmann::ordered_json cells_doc(const std::vector<TableCell>& cells, const Options& options,
+                                 const std::string& mode);
 nlohmann::ordered_json cell_json(const TableCell& cell);
 // Prints `markdown` and writes `json` to --json when given; returns the exit status.
 int print_and_save(const std::string& markdown, const std::string& json, const Options& options);

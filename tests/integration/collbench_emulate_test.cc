@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "read_json.hpp"
 #include "run_command.hpp"
@@ -59,30 +60,47 @@ TEST(CollbenchEmulate, WarnsWhereTheMachineIsTheBottleneck) {
 }
 
 // Emulates one cell (model, strategy and shape flags) on the virtual clock and expects
-// it unwarned and within 15 % of the model in both columns.
-void expect_agreement_on_the_virtual_clock(const std::string& cell_flags) {
+// it unwarned and within 15 % of the model in both columns; returns the cell's JSON.
+nlohmann::json expect_agreement_on_the_virtual_clock(const std::string& cell_flags) {
   const ScratchFile json("virtual.json");
   const auto result = run_command(std::string(COLLBENCH_PATH) +
                                       " --paper-tables --emulate --clock virtual -n 1 -w 1 " +
                                       cell_flags + " --json " + json.path(),
                                   300);
-  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_EQ(result.exit_code, 0) << result.output;
   EXPECT_NE(result.output.find("scale=1,clock=virtual"), std::string::npos) << result.output;
   const auto doc = read_json(json.path());
   EXPECT_EQ(doc["clock"], "virtual");
-  ASSERT_EQ(doc["cells"].size(), 1u);
+  EXPECT_EQ(doc["cells"].size(), 1u);
   const auto& cell = doc["cells"][0];
   EXPECT_EQ(cell["error"], "");
   EXPECT_EQ(cell["warning"], "");
   EXPECT_LT(std::abs(cell["comm_deviation"].get<double>()), 0.15) << result.output;
   EXPECT_LT(std::abs(cell["exposed_deviation"].get<double>()), 0.15) << result.output;
+  return cell;
 }
 
 TEST(CollbenchEmulate, OnTheVirtualClockACellAgreesWithTheModelWhateverTheMachine) {
   // DDP's 25 MiB buckets of GoogLeNet (rings) on 2 nodes of 2: 4 ranks on this machine's cores,
-  // with its load; the links alone decide the emulated time.
-  expect_agreement_on_the_virtual_clock(
-      "--model-gradients googlenet --strategy ddp --nodes 2 -g 2");
+  // with its load; the links alone decide the emulated time. The cell's timeline is traced in
+  // the cluster's time: backward ends where the model's does.
+  const ScratchFile trace("virtual_trace.json");
+  const auto cell = expect_agreement_on_the_virtual_clock(
+      "--model-gradients googlenet --strategy ddp --nodes 2 -g 2 --trace " + trace.path());
+  const auto events = read_json(trace.path())["traceEvents"];
+  std::set<int> ranks;
+  double backward_end_us = 0;
+  for (const auto& event : events) {
+    if (event["ph"] != "X") continue;
+    ranks.insert(event["pid"].get<int>());
+    if (event["cat"] == "backward") {
+      backward_end_us =
+          std::max(backward_end_us, event["ts"].get<double>() + event["dur"].get<double>());
+    }
+  }
+  EXPECT_EQ(ranks.size(), 4u);
+  const double modelled_ms = cell["modelled"]["backward_ms"].get<double>();
+  EXPECT_NEAR(backward_end_us / 1e3, modelled_ms, 0.01 * modelled_ms);
 }
 
 TEST(CollbenchEmulate, OnTheVirtualClockHierarchicalPhasesAreWarnedForFirstComeLinks) {
@@ -117,7 +135,11 @@ TEST(CollbenchEmulate, BadInputIsRefusedInOneLine) {
   for (const char* args :
        {"--emulate", "--paper-tables --time-scale 10", "--paper-tables --emulate --time-scale 0.5",
         "--paper-tables --clock virtual", "--paper-tables --emulate --clock fast",
-        "--paper-tables --emulate --clock virtual --time-scale 10"}) {
+        "--paper-tables --emulate --clock virtual --time-scale 10",
+        // A trace is one selected cell's timeline, in the cluster's time.
+        "--paper-tables --emulate --clock virtual --trace t.json",
+        "--paper-tables --emulate --model-gradients resnet50 --strategy ddp --nodes 2 -g 2 "
+        "--trace t.json"}) {
     const auto result = run_command(std::string(COLLBENCH_PATH) + " " + args, 30);
     EXPECT_EQ(result.exit_code, 2) << args;
     EXPECT_EQ(std::count(result.output.begin(), result.output.end(), '\n'), 1)

@@ -46,14 +46,52 @@ TEST(CollbenchModelOnly, PaperTablesOnStdoutAndInJson) {
   const ScratchFile json("paper_tables.json");
   const auto result = run_command(collbench("--paper-tables --json " + json.path()), 120);
   ASSERT_EQ(result.exit_code, 0) << result.output;
-  for (const char* text : {"preset p40-ib56", "## Table 6", "## Table 7", "| caffe-mpi |",
-                           "16 (4x4)", "At 16 GPUs (4 nodes x 4):", "resnet50: best paper-era"}) {
+  for (const char* text :
+       {"preset p40-ib56", "## Table 6", "## Table 7", "| caffe-mpi |", "16 (4x4)",
+        "At 16 GPUs (4 nodes x 4), `best` against", "- resnet50: "}) {
     EXPECT_NE(result.output.find(text), std::string::npos) << text;
   }
   const auto doc = read_json(json.path());
   EXPECT_EQ(doc["mode"], "paper-tables");
   EXPECT_EQ(doc["cells"].size(), 3u * 7 * 5);
   EXPECT_EQ(doc["batch_per"], "gpu");
+}
+
+TEST(CollbenchModelOnly, PaperTablesCloseWithBestAgainstThePaperEraInJsonToo) {
+  const ScratchFile json("paper_tables_closing.json");
+  ASSERT_EQ(run_command(collbench("--paper-tables --json " + json.path()), 120).exit_code, 0);
+  const auto closing = read_json(json.path())["closing"];
+  ASSERT_EQ(closing.size(), 3u);
+  for (const auto& entry : closing) {
+    EXPECT_EQ(entry["paper_era"]["gpus"], 16) << entry;
+    EXPECT_EQ(entry["best"]["strategy"], "best") << entry;
+    EXPECT_EQ(entry["best"]["variant"], entry["paper_era"]["variant"]) << entry;  // same bytes
+    EXPECT_DOUBLE_EQ(
+        entry["exposed_ratio"].get<double>(),
+        entry["paper_era"]["exposed_ms"].get<double>() / entry["best"]["exposed_ms"].get<double>());
+  }
+}
+
+TEST(CollbenchModelOnly, ModelAndStrategySelectTheTablesCells) {
+  const ScratchFile tables("paper_tables_selected.json"), scaling("scaling_selected.json");
+  const auto result = run_command(
+      collbench("--paper-tables --model-gradients alexnet --strategy ddp --json " + tables.path()),
+      60);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_EQ(result.output.find("### googlenet"), std::string::npos) << result.output;
+  const auto doc = read_json(tables.path());
+  EXPECT_EQ(doc["cells"].size(), 5u);  // 1, 2, 4, 8 and 16 GPUs
+  for (const auto& cell : doc["cells"]) {
+    EXPECT_EQ(cell["model"], "alexnet");
+    EXPECT_EQ(cell["strategy"], "ddp");
+  }
+  EXPECT_TRUE(doc["closing"].empty());  // it compares every paper-era strategy with best
+  ASSERT_EQ(run_command(collbench("--scaling --model-gradients resnet50 --strategy best --json " +
+                                  scaling.path()),
+                        60)
+                .exit_code,
+            0);
+  EXPECT_EQ(read_json(scaling.path())["cells"].size(), 7u);  // 64 .. 4096 GPUs
 }
 
 TEST(CollbenchModelOnly, BatchPerNodeSplitsTheBatch) {
@@ -131,20 +169,36 @@ TEST(CollbenchModelOnly, WhatCannotBeModelledIsRefusedNotIgnored) {
   for (const char* args :
        {"--strategy nosuch --model-gradients resnet50",
         "--strategy ddp --algo ring --model-gradients resnet50", "--batch-per rack --paper-tables",
-        "--strategy best", "--cost-preset /nonexistent/p.txt --paper-tables"}) {
+        "--strategy best", "--cost-preset /nonexistent/p.txt --paper-tables",
+        // Flags a modelled mode does not read are refused, not ignored.
+        "--paper-tables --algo ring", "--paper-tables --nodes 2", "--paper-tables -d half",
+        "--paper-tables --ps-servers 2", "--scaling --nodes 4", "--scaling --fusion layer",
+        "--model-only --coll broadcast", "--model-only --explain", "--model-only --calibrate",
+        "--model-only --nodes 4 --model-gradients resnet50 --minbytes 1K",
+        "--model-gradients resnet50 --batch-per node",
+        // Server placement that would not reach the run.
+        "--model-only --nodes 2 --algo ring --ps-servers 2",
+        "--model-only --nodes 2 --algo ps --ps-dedicated",
+        "--model-only --nodes 4 -g 4 --algo ps --ps-servers 100",
+        "--model-only --nodes 4 --strategy mxnet --ps-servers 1 --model-gradients resnet50"}) {
     const auto result = run_command(collbench(args), 30);
     EXPECT_NE(result.exit_code, 0) << args;
     EXPECT_EQ(std::count(result.output.begin(), result.output.end(), '\n'), 1)
         << args << ": " << result.output;
   }
-  const auto unmodelled = run_command(
-      "COLL_HIER_INTER=native_mpi " + collbench("--model-only --nodes 2 -g 2 --algo "
-                                                "hierarchical --model-gradients alexnet"),
-      30);
-  EXPECT_EQ(unmodelled.exit_code, 1) << unmodelled.output;
-  EXPECT_NE(unmodelled.output.find("has no cost formula with levels ring / native_mpi"),
-            std::string::npos)
-      << unmodelled.output;
+  // Refused with `status` and a line containing `text`, under the environment `env`.
+  auto expect_refused = [](const std::string& env, const std::string& args, int status,
+                           const std::string& text) {
+    const auto result = run_command(env + " " + collbench(args), 30);
+    EXPECT_EQ(result.exit_code, status) << args << ": " << result.output;
+    EXPECT_NE(result.output.find(text), std::string::npos) << args << ": " << result.output;
+  };
+  expect_refused("COLL_PS_SERVERS=2",
+                 "--model-only --nodes 4 --strategy tensorflow --model-gradients resnet50", 2,
+                 "COLL_PS_SERVERS=2 conflicts with --strategy tensorflow");
+  expect_refused("COLL_HIER_INTER=native_mpi",
+                 "--model-only --nodes 2 -g 2 --algo hierarchical --model-gradients alexnet", 1,
+                 "has no cost formula with levels ring / native_mpi");
 }
 
 }  // namespace
