@@ -174,7 +174,8 @@ class SweepReport {
         .field("bytes", bytes)
         .field("count", count)
         .field("ran", ran)
-        .field("ran_in_place", ran_in_place);
+        .field("ran_in_place", ran_in_place)
+        .field("busbw_standard", bus.standard);  // false: the column is wkbw* (bus.definition)
     AlgorithmResult summary_row{.algorithm = label,
                                 .bytes = bytes,
                                 .time_us = out.time_us,

@@ -5,13 +5,18 @@ set -euo pipefail
 collbench="${1:-build}/bench/collbench"
 data="$(dirname "$0")/data"
 mkdir -p "$data"
-# Measured on this machine: every algorithm, 4 ranks on one node.
-"$collbench" --ranks-per-node 4 --algo all -b 8 -e 64M -f 4 -n 5 -w 2 --json "$data/sweep.json"
-# Modelled: the paper's tables on the fitted P40 testbed, and the simulation at scale.
+# Measured on this machine: every algorithm, 4 ranks on one node, each size 5 rounds with the
+# algorithms alternating (medians).
+"$collbench" --ranks-per-node 4 --algo all -b 8 -e 64M -f 4 -n 5 -w 2 --json "$data/sweep.json" \
+  > "$data/sweep.md"
+# Modelled: the paper's tables on the fitted P40 testbed (both batch readings), and the
+# simulation at scale.
 "$collbench" --paper-tables --json "$data/paper_tables.json" > "$data/paper_tables.md"
+"$collbench" --paper-tables --batch-per node --json "$data/paper_tables_batch_per_node.json" \
+  > "$data/paper_tables_batch_per_node.md"
 "$collbench" --scaling --json "$data/scaling.json" > "$data/scaling.md"
-# Measured: one overlapped ResNet-50 iteration per rank (2 nodes x 2 ranks, best's plan).
-# Compute x10 (840 ms of backward): this 2-core machine moves ResNet-50's 100 MB among 4
-# processes in about a second, so only a slower GPU leaves backward anything to hide behind.
-"$collbench" --model-gradients resnet50 --nodes 2 --ranks-per-node 2 --strategy best --compute-scale 10 \
-  -n 2 -w 1 --trace "$data/trace.json"
+# Emulated: one overlapped ResNet-50 iteration per rank of ddp on 2 nodes x 2 P40s, over links
+# shaped like p40-ib56's, on the virtual clock (the cluster's time, not this machine's).
+"$collbench" --paper-tables --emulate --clock virtual --model-gradients resnet50 --strategy ddp \
+  --nodes 2 --ranks-per-node 2 -n 2 -w 1 --trace "$data/trace.json" \
+  --json "$data/trace_run.json" > "$data/trace_run.md"

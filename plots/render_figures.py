@@ -7,8 +7,10 @@ reads from the data directory (each file optional; a figure whose input is missi
 with a note):
   sweep.json          collbench --algo all --json ...           -> busbw_vs_size.png
   paper_tables.json   collbench --paper-tables --json ...       -> paper_tables.png
+  paper_tables_batch_per_node.json  the same with --batch-per node  -> paper_tables_batch_per_node.png
   scaling.json        collbench --scaling --json ...            -> scaling.png
-  trace.json          collbench ... --overlap --trace ...       -> iteration_gantt.png
+  trace.json          collbench ... --trace ...                 -> iteration_gantt.png
+  trace_run.json      the same run's --json (names the cell in the Gantt chart's title)
 plots/make_data.sh writes those files with the commands that made the committed ones.
 
 Needs Debian's python3-matplotlib (scripts/install-deps.sh installs it); run with /usr/bin/python3.
@@ -33,6 +35,7 @@ def plot_busbw(documents, figure):
     in place side by side, both axes logarithmic."""
     panels = [("out_of_place", "out of place"), ("in_place", "in place")]
     shared = None
+    starred = False
     for column, (key, title) in enumerate(panels):
         axes = figure.add_subplot(1, 2, column + 1, sharey=shared)
         shared = shared or axes
@@ -44,6 +47,9 @@ def plot_busbw(documents, figure):
             for algorithm, rows in sorted(by_algorithm.items()):
                 rows.sort(key=lambda r: r["bytes"])
                 name = algorithm if len(documents) == 1 else f"{label}: {algorithm}"
+                if not rows[0].get("busbw_standard", True):
+                    name += " (wkbw*)"
+                    starred = True
                 axes.plot([r["bytes"] for r in rows], [r[key]["busbw_gbps"] for r in rows],
                           marker="o", markersize=3, label=name)
         axes.set_xscale("log", base=2)
@@ -55,19 +61,24 @@ def plot_busbw(documents, figure):
         axes.set_title(f"All-reduce bus bandwidth, {title} ({ranks})")
         axes.grid(True, which="both", alpha=0.3)
         axes.legend(fontsize="small")
-    figure.tight_layout()
+    if starred:
+        figure.text(0.01, 0.01, "* wkbw (parameter server): bytes each worker moves / time = "
+                    "algbw x 2(k-1)/k for k servers, not nccl-tests' busbw (collbench prints the "
+                    "definition in the sweep's header)", fontsize="small")
+    figure.tight_layout(rect=(0, 0.04 if starred else 0, 1, 1))
 
 
 def plot_paper_tables(doc, figure):
-    """Grouped bars: per model, exposed communication per iteration for every strategy at every
-    GPU count of Tables 6 and 7 (top), and the scaling efficiency (bottom)."""
+    """Grouped bars: per model, communication per iteration for every strategy at every GPU
+    count of Tables 6 and 7, exposed (solid) in front of the total (light) (top), and the scaling
+    efficiency (bottom)."""
     cells = doc["cells"]
     models = list(dict.fromkeys(c["model"] for c in cells))
     strategies = list(dict.fromkeys(c["strategy"] for c in cells))
     gpus = sorted({c["gpus"] for c in cells if c["gpus"] > 1})
     width = 0.8 / len(strategies)
     for column, model in enumerate(models):
-        for row, (key, label) in enumerate([("exposed_ms", "exposed communication (ms/iteration)"),
+        for row, (key, label) in enumerate([("exposed_ms", "communication (ms/iteration)"),
                                             ("efficiency", "scaling efficiency (%)")]):
             axes = figure.add_subplot(2, len(models), row * len(models) + column + 1)
             for s, strategy in enumerate(strategies):
@@ -78,6 +89,12 @@ def plot_paper_tables(doc, figure):
                     value = match[0][key] if match else 0
                     values.append(value * 100 if key == "efficiency" else value)
                 positions = [i + (s - (len(strategies) - 1) / 2) * width for i in range(len(gpus))]
+                if key == "exposed_ms":  # the total behind it: what overlap hides is the light part
+                    totals = [next((c["comm_ms"] for c in cells if c["model"] == model
+                                    and c["strategy"] == strategy and c["gpus"] == g), 0)
+                              for g in gpus]
+                    axes.bar(positions, totals, width, color=STRATEGY_COLOURS.get(strategy),
+                             alpha=0.3)
                 axes.bar(positions, values, width, label=strategy,
                          color=STRATEGY_COLOURS.get(strategy))
             axes.set_xticks(range(len(gpus)))
@@ -87,7 +104,7 @@ def plot_paper_tables(doc, figure):
             axes.set_ylabel(label)
             if key == "exposed_ms":
                 axes.set_yscale("log")
-                axes.set_title(f"{model}: gradient aggregation not hidden by backward")
+                axes.set_title(f"{model}: communication per iteration")
             else:
                 axes.set_ylim(0, 105)
                 axes.set_title(f"{model}: throughput / (GPUs x one GPU's)")
@@ -95,7 +112,8 @@ def plot_paper_tables(doc, figure):
             if column == 0 and row == 0:
                 handles, labels = axes.get_legend_handles_labels()
     figure.suptitle(f"The paper's Tables 6 and 7, modelled ({doc['cost_model']}, batch per "
-                    f"{doc['batch_per']})", fontsize=11)
+                    f"{doc['batch_per']}); top: solid = exposed (not hidden by backward), "
+                    "light = total communication", fontsize=11)
     figure.legend(handles, labels, loc="upper center", ncol=len(labels),
                   bbox_to_anchor=(0.5, 0.965), fontsize="small")
     figure.tight_layout(rect=(0, 0, 1, 0.93))
@@ -127,6 +145,16 @@ def plot_scaling(doc, figure):
     figure.tight_layout()
 
 
+def gantt_title(run):
+    """Names the iteration a trace shows, from the emulated cell's JSON written beside it."""
+    if run is None:
+        return "One overlapped training iteration per rank"
+    cell = run["cells"][0]["modelled"]
+    return (f"One overlapped {cell['model']} iteration per rank: {cell['strategy']} on "
+            f"{cell['nodes']} nodes x {cell['ranks_per_node']} GPUs, emulated "
+            f"{run['cost_model']} ({run['clock']} clock; plots/make_data.sh)")
+
+
 def plot_gantt(trace, figure, title):
     """Per-rank timeline of one iteration: each rank gets a row per lane (backward compute,
     all-reduce), bars from the Chrome trace's complete events."""
@@ -147,14 +175,18 @@ def plot_gantt(trace, figure, title):
     axes.set_yticks(range(len(rows)))
     axes.set_yticklabels([f"rank {pid} {lanes.get((pid, tid), tid)}" for pid, tid in rows],
                          fontsize="small")
-    axes.invert_yaxis()
+    axes.set_ylim(len(rows) - 0.5, -1.2)  # top to bottom, a band above the first row
+    backward_end = max((e["ts"] + e["dur"]) / 1e3 for e in events if e.get("cat") == "backward")
+    axes.axvline(backward_end, color="black", linestyle="--", linewidth=1)
+    axes.annotate("end of backward ", (backward_end, -0.8), fontsize="small", ha="right",
+                  va="center")
     axes.set_xlabel("time from the start of backward (ms)")
     axes.set_title(title)
     axes.grid(True, axis="x", alpha=0.3)
     from matplotlib.patches import Patch
     axes.legend(handles=[Patch(color="#7f7f7f", label="backward (one bar per layer)"),
                          Patch(color="#1f77b4", label="all-reduce (one bar per bucket)")],
-                fontsize="small", loc="lower right")
+                fontsize="small", loc="upper left", ncol=2)
     figure.tight_layout()
 
 
@@ -190,10 +222,13 @@ def main():
     render("busbw_vs_size.png", (14, 5.5), lambda d, f: plot_busbw([("sweep", d)], f),
            "sweep.json")
     render("paper_tables.png", (16, 9), plot_paper_tables, "paper_tables.json")
+    render("paper_tables_batch_per_node.png", (16, 9), plot_paper_tables,
+           "paper_tables_batch_per_node.json")
     render("scaling.png", (16, 5), plot_scaling, "scaling.json")
-    render("iteration_gantt.png", (14, 6),
-           lambda d, f: plot_gantt(d, f, "One overlapped training iteration per rank "
-                                   "(measured replay; see plots/make_data.sh)"), "trace.json")
+    run_path = os.path.join(args.data, "trace_run.json")
+    run = load(run_path) if os.path.exists(run_path) else None
+    render("iteration_gantt.png", (14, 6), lambda d, f: plot_gantt(d, f, gantt_title(run)),
+           "trace.json")
 
 
 if __name__ == "__main__":
