@@ -216,6 +216,12 @@ double emulated_iteration_ms(const EmulatedCell& cell) {
   return cell.model.forward_ms + cell.backward_ms + cell.exposed_ms;
 }
 
+// The same GPUs and batch as the modelled cell, so throughput, and with it the efficiency,
+// scales as 1 / iteration time.
+double emulated_efficiency(const EmulatedCell& cell) {
+  return cell.model.efficiency * cell.model.iteration_ms / emulated_iteration_ms(cell);
+}
+
 std::string markdown(const Options& options, const std::string& links, const MachineLimits& machine,
                      const std::vector<EmulatedCell>& cells) {
   std::ostringstream out;
@@ -235,21 +241,23 @@ std::string markdown(const Options& options, const std::string& links, const Mac
       << ms(machine.wake_s * 1e3) << " ms late from a short sleep"
       << (options.virtual_clock ? " (neither enters virtual times)" : "") << "\n\n"
       << "| model | strategy | GPUs | comm model (ms) | comm emulated (ms) | comm deviation | "
-         "exposed model (ms) | exposed emulated (ms) | exposed deviation | iteration emulated "
-         "(ms) | CPU load | warning |\n"
-      << "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+         "exposed model (ms) | exposed emulated (ms) | exposed deviation | iteration model / "
+         "emulated (ms) | efficiency model / emulated | CPU load | warning |\n"
+      << "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& cell : cells) {
     const TableCell& m = cell.model;
     out << "| " << m.model << " | " << m.strategy << " | " << m.gpus() << " (" << m.nodes << "x"
         << m.ranks_per_node << ") | " << ms(m.comm_ms) << " | ";
     if (!cell.error.empty()) {
-      out << "failed | | " << ms(m.exposed_ms) << " | | | | | " << cell.error << " |\n";
+      out << "failed | | " << ms(m.exposed_ms) << " | | | " << ms(m.iteration_ms) << " / - | "
+          << percent(m.efficiency) << " / - | | " << cell.error << " |\n";
       continue;
     }
     out << ms(cell.comm_ms) << " | " << signed_percent(deviation(cell.comm_ms, m.comm_ms)) << " | "
         << ms(m.exposed_ms) << " | " << ms(cell.exposed_ms) << " | "
-        << signed_percent(deviation(cell.exposed_ms, m.exposed_ms)) << " | "
-        << ms(emulated_iteration_ms(cell)) << " | "
+        << signed_percent(deviation(cell.exposed_ms, m.exposed_ms)) << " | " << ms(m.iteration_ms)
+        << " / " << ms(emulated_iteration_ms(cell)) << " | " << percent(m.efficiency) << " / "
+        << percent(emulated_efficiency(cell)) << " | "
         << (options.virtual_clock ? "-" : percent(cell.cpu_load)) << " | "
         << (cell.warning.empty() ? "-" : cell.warning) << " |\n";
   }
@@ -469,6 +477,8 @@ int run_emulated_tables(const Options& options) {
                     {"comm_ms", cell.comm_ms},
                     {"exposed_ms", cell.exposed_ms},
                     {"backward_ms", cell.backward_ms},
+                    {"iteration_ms", cell.error.empty() ? emulated_iteration_ms(cell) : 0},
+                    {"efficiency", cell.error.empty() ? emulated_efficiency(cell) : 0},
                     {"comm_deviation", deviation(cell.comm_ms, cell.model.comm_ms)},
                     {"exposed_deviation", deviation(cell.exposed_ms, cell.model.exposed_ms)},
                     {"cpu_load", cell.cpu_load},

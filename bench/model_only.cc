@@ -5,6 +5,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "coll/algorithms.hpp"
 #include "coll/config.hpp"
 #include "coll/error.hpp"
 #include "coll/model/preset.hpp"
@@ -155,6 +156,12 @@ int model_sweep_report(const Options& options) {
   if (algorithms.empty()) algorithms.push_back(coll::Config::from_environment().algorithm);
   std::printf("# collbench --model-only size sweep: %s\n# cost model: %s\n",
               shape.describe().c_str(), params.source.c_str());
+  std::printf("# placement: ps servers %s%s; hierarchical levels %s inside nodes, %s across\n",
+              tuning.ps_servers > 0 ? std::to_string(tuning.ps_servers).c_str() : "every rank",
+              tuning.ps_servers == 0 ? ""
+              : tuning.ps_dedicated  ? " (the last ranks)"
+                                     : " (spread over the nodes)",
+              tuning.hier_intra.c_str(), tuning.hier_inter.c_str());
   std::printf("# %12s %-20s %12s %10s %10s  %s\n", "size (B)", "algorithm", "time (us)", "algbw",
               "busbw", "detail");
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
@@ -173,15 +180,20 @@ int model_sweep_report(const Options& options) {
       setup.ps_dedicated = tuning.ps_dedicated;
       const auto [seconds, chosen] = modelled_allreduce(setup, message);
       const double algbw = seconds > 0 ? message / seconds / 1e9 : 0;
-      const double busbw = algbw * 2.0 * (shape.ranks - 1) / shape.ranks;
+      // The algorithm that ran decides the column: a parameter server's is wkbw*, as a sweep's.
+      const coll::BusFactor bus = coll::bus_factor(chosen, shape.ranks, tuning);
+      const double busbw = algbw * bus.factor;
+      const std::string detail = (chosen == name ? "" : "chose " + chosen + " ") +
+                                 (bus.standard ? "" : "(busbw column: " + bus.definition + ")");
       std::printf("  %12zu %-20s %12.2f %10.3f %10.3f  %s\n", message, name.c_str(), seconds * 1e6,
-                  algbw, busbw, chosen == name ? "" : ("chose " + chosen).c_str());
+                  algbw, busbw, detail.c_str());
       rows.push_back({{"bytes", message},
                       {"algorithm", name},
                       {"chosen", chosen},
                       {"time_us", seconds * 1e6},
                       {"algbw_gbps", algbw},
-                      {"busbw_gbps", busbw}});
+                      {"busbw_gbps", busbw},
+                      {"busbw_standard", bus.standard}});
     }
     if (bytes == 0) break;
   }

@@ -77,6 +77,10 @@ nlohmann::json expect_agreement_on_the_virtual_clock(const std::string& cell_fla
   EXPECT_EQ(cell["warning"], "");
   EXPECT_LT(std::abs(cell["comm_deviation"].get<double>()), 0.15) << result.output;
   EXPECT_LT(std::abs(cell["exposed_deviation"].get<double>()), 0.15) << result.output;
+  // The efficiency follows the emulated iteration at the modelled cell's GPUs and batch.
+  const auto& modelled = cell["modelled"];
+  EXPECT_NEAR(cell["efficiency"].get<double>() * cell["iteration_ms"].get<double>(),
+              modelled["efficiency"].get<double>() * modelled["iteration_ms"].get<double>(), 1e-6);
   return cell;
 }
 
