@@ -265,9 +265,16 @@ std::string markdown(const Options& options, const std::string& links, const Mac
 }
 
 // Per model at 16 GPUs: the paper-era strategy with the least emulated exposed communication,
-// and `best` emulated on that strategy's table.
-std::string closing_line(const EmulationRun& run, std::vector<EmulatedCell>& cells) {
-  std::string closing;
+// and `best` emulated on that strategy's table (the table's own `best` row when it has one, else
+// a run, added to `cells`).
+struct EmulatedClosing {
+  std::string model;
+  EmulatedCell paper_era, best;
+};
+
+std::vector<EmulatedClosing> closing_cells(const EmulationRun& run,
+                                           std::vector<EmulatedCell>& cells) {
+  std::vector<EmulatedClosing> out;
   for (const auto& model : paper_models()) {
     const EmulatedCell* winner = nullptr;
     for (const auto& cell : cells) {
@@ -279,18 +286,29 @@ std::string closing_line(const EmulationRun& run, std::vector<EmulatedCell>& cel
       if (!winner || cell.exposed_ms < winner->exposed_ms) winner = &cell;
     }
     if (!winner) continue;
-    const std::string variant = winner->model.variant;
-    const EmulatedCell era = *winner;
-    // `best` on that table: the row already emulated when the table is best's own, else a run.
+    EmulatedClosing closing{model, *winner, {}};
+    const std::string& variant = closing.paper_era.model.variant;
     const auto row = std::find_if(cells.begin(), cells.end(), [&](const EmulatedCell& cell) {
       return cell.model.model == model && cell.model.strategy == "best" &&
              cell.model.variant == variant && cell.error.empty() && cell.model.nodes == 4 &&
              cell.model.ranks_per_node == 4;
     });
-    EmulatedCell mine =
+    closing.best =
         row != cells.end() ? *row : measure(run, find_strategy("best"), model, variant, 7, 4, 4);
+    if (row == cells.end()) cells.push_back(closing.best);
+    out.push_back(std::move(closing));
+  }
+  return out;
+}
+
+std::string closing_markdown(const std::vector<EmulatedClosing>& closings) {
+  if (closings.empty()) return "";
+  std::string out =
+      "\nEmulated at 16 GPUs (4 nodes x 4), `best` against the paper-era strategy that exposes "
+      "the least communication, on that strategy's own model table:\n";
+  for (const auto& [model, era, mine] : closings) {
     if (!mine.error.empty()) {
-      closing += " " + model + ": best failed (" + mine.error + ");";
+      out += "- " + model + ": best failed (" + mine.error + ")\n";
       continue;
     }
     char ratio[64] = "nothing exposed";
@@ -299,18 +317,29 @@ std::string closing_line(const EmulationRun& run, std::vector<EmulatedCell>& cel
     }
     // A ratio built on a warned cell carries its warning's kind ("CPU-bound", ...).
     const std::string& warning = era.warning.empty() ? mine.warning : era.warning;
-    closing += " " + model + ": " + era.model.strategy +
-               " (the paper-era strategy that exposes the least) " + ms(era.exposed_ms) +
-               " ms exposed, best " + ms(mine.exposed_ms) + " ms on the same table (" + variant +
-               "), " + ratio + ", iteration " + ms(emulated_iteration_ms(era)) + " -> " +
-               ms(emulated_iteration_ms(mine)) + " ms" +
-               (warning.empty() ? "" : " (warned: " + warning.substr(0, warning.find(':')) + ")") +
-               ";";
-    if (row == cells.end()) cells.push_back(std::move(mine));
+    out += "- " + model + ": " + era.model.strategy + " " + ms(era.exposed_ms) +
+           " ms exposed, best " + ms(mine.exposed_ms) + " ms (" + ratio + ", table " +
+           era.model.variant + "); iteration " + ms(emulated_iteration_ms(era)) + " -> " +
+           ms(emulated_iteration_ms(mine)) + " ms, efficiency " +
+           percent(emulated_efficiency(era)) + " -> " + percent(emulated_efficiency(mine)) +
+           (warning.empty() ? "" : " (warned: " + warning.substr(0, warning.find(':')) + ")") +
+           "\n";
   }
-  if (closing.empty()) return "";
-  closing.back() = '.';
-  return "\nEmulated at 16 GPUs (4 nodes x 4):" + closing + "\n";
+  return out;
+}
+
+nlohmann::ordered_json emulated_cell_json(const EmulatedCell& cell) {
+  return {{"modelled", cell_json(cell.model)},
+          {"comm_ms", cell.comm_ms},
+          {"exposed_ms", cell.exposed_ms},
+          {"backward_ms", cell.backward_ms},
+          {"iteration_ms", cell.error.empty() ? emulated_iteration_ms(cell) : 0},
+          {"efficiency", cell.error.empty() ? emulated_efficiency(cell) : 0},
+          {"comm_deviation", deviation(cell.comm_ms, cell.model.comm_ms)},
+          {"exposed_deviation", deviation(cell.exposed_ms, cell.model.exposed_ms)},
+          {"cpu_load", cell.cpu_load},
+          {"warning", cell.warning},
+          {"error", cell.error}};
 }
 
 }  // namespace
@@ -458,7 +487,7 @@ int run_emulated_tables(const Options& options) {
   }
   const bool closing_wanted =
       options.strategy.empty() && (!options.nodes_given || options.nodes == 4);
-  const std::string closing = closing_wanted ? closing_line(run, cells) : "";
+  const auto closings = closing_wanted ? closing_cells(run, cells) : std::vector<EmulatedClosing>{};
   fs::remove_all(dir);
   nlohmann::ordered_json doc;
   doc["tool"] = "collbench";
@@ -473,21 +502,23 @@ int run_emulated_tables(const Options& options) {
   int failed = 0;
   for (const auto& cell : cells) {
     failed += !cell.error.empty();
-    list.push_back({{"modelled", cell_json(cell.model)},
-                    {"comm_ms", cell.comm_ms},
-                    {"exposed_ms", cell.exposed_ms},
-                    {"backward_ms", cell.backward_ms},
-                    {"iteration_ms", cell.error.empty() ? emulated_iteration_ms(cell) : 0},
-                    {"efficiency", cell.error.empty() ? emulated_efficiency(cell) : 0},
-                    {"comm_deviation", deviation(cell.comm_ms, cell.model.comm_ms)},
-                    {"exposed_deviation", deviation(cell.exposed_ms, cell.model.exposed_ms)},
-                    {"cpu_load", cell.cpu_load},
-                    {"warning", cell.warning},
-                    {"error", cell.error}});
+    list.push_back(emulated_cell_json(cell));
   }
   doc["cells"] = list;
-  const int status = print_and_save(markdown(options, links, machine, cells) + closing,
-                                    doc.dump(1) + "\n", options);
+  nlohmann::ordered_json closing = nlohmann::ordered_json::array();
+  for (const auto& [model, era, mine] : closings) {
+    closing.push_back(
+        {{"model", model},
+         {"paper_era", emulated_cell_json(era)},
+         {"best", emulated_cell_json(mine)},
+         {"exposed_ratio", mine.error.empty() && mine.exposed_ms > 0
+                               ? nlohmann::ordered_json(era.exposed_ms / mine.exposed_ms)
+                               : nlohmann::ordered_json()}});
+  }
+  doc["closing"] = closing;
+  const int status =
+      print_and_save(markdown(options, links, machine, cells) + closing_markdown(closings),
+                     doc.dump(1) + "\n", options);
   return failed == 0 ? status : 1;
 }
 

@@ -1,5 +1,6 @@
 #include "model_only.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -156,12 +157,16 @@ int model_sweep_report(const Options& options) {
   if (algorithms.empty()) algorithms.push_back(coll::Config::from_environment().algorithm);
   std::printf("# collbench --model-only size sweep: %s\n# cost model: %s\n",
               shape.describe().c_str(), params.source.c_str());
-  std::printf("# placement: ps servers %s%s; hierarchical levels %s inside nodes, %s across\n",
-              tuning.ps_servers > 0 ? std::to_string(tuning.ps_servers).c_str() : "every rank",
-              tuning.ps_servers == 0 ? ""
-              : tuning.ps_dedicated  ? " (the last ranks)"
-                                     : " (spread over the nodes)",
-              tuning.hier_intra.c_str(), tuning.hier_inter.c_str());
+  const bool placed = std::any_of(algorithms.begin(), algorithms.end(), [](const auto& name) {
+    return name == "ps" || name == "auto" || name.starts_with("hierarchical");
+  });
+  if (placed)  // where the servers and levels are, for the algorithms that have them
+    std::printf("# placement: ps servers %s%s; hierarchical levels %s inside nodes, %s across\n",
+                tuning.ps_servers > 0 ? std::to_string(tuning.ps_servers).c_str() : "every rank",
+                tuning.ps_servers == 0 ? ""
+                : tuning.ps_dedicated  ? " (the last ranks)"
+                                       : " (spread over the nodes)",
+                tuning.hier_intra.c_str(), tuning.hier_inter.c_str());
   std::printf("# %12s %-20s %12s %10s %10s  %s\n", "size (B)", "algorithm", "time (us)", "algbw",
               "busbw", "detail");
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();

@@ -444,6 +444,11 @@ Options parse_options(int argc, const char* const* argv) {
         "--calibrate");
   }
   if (options.scaling && !options.ranks_per_node_given) options.ranks_per_node = 8;
+  if (options.scaling && 64 % options.ranks_per_node != 0) {
+    throw UsageError(
+        "--scaling runs 64 to 4096 GPUs in nodes of --ranks-per-node, which must "
+        "divide 64 (1, 2, 4, 8, 16, 32 or 64)");
+  }
   try {
     coll::schedule::parse_policy(options.fusion);
   } catch (const coll::Error& error) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -134,8 +135,11 @@ const std::vector<PaperShape>& paper_shapes() {
   return kPaperConfigs;
 }
 
+// --cost-preset, else COLL_COST_PRESET (as every other mode reads it), else the testbed's.
 std::string table_preset(const Options& options) {
-  return options.cost_preset.empty() ? kDefaultPreset : options.cost_preset;
+  if (!options.cost_preset.empty()) return options.cost_preset;
+  const char* preset = std::getenv("COLL_COST_PRESET");
+  return preset != nullptr && *preset != '\0' ? preset : kDefaultPreset;
 }
 
 coll::model::CostParams table_params(const Options& options) {
@@ -148,7 +152,9 @@ TableCell modelled_cell(const Options& options, const Strategy& strategy, const 
       options.models_dir, model, variant.empty() ? strategy.variant_for(model) : variant);
   coll::model::CostParams emulated = table_params(options);
   emulated.peer_memory = false;
-  return model_cell(options, emulated, strategy, table, nodes, ranks_per_node);
+  TableCell cell = model_cell(options, emulated, strategy, table, nodes, ranks_per_node);
+  set_efficiency(cell, model_cell(options, emulated, strategy, table, 1, 1));
+  return cell;
 }
 
 std::string tables_header(const Options& options, const std::string& what) {

@@ -41,7 +41,8 @@ struct PaperShape {
 const std::vector<std::string>& paper_models();
 const std::vector<PaperShape>& paper_shapes();
 
-// The tables' cost model: --cost-preset, else p40-ib56 (its name, and its parameters).
+// The tables' cost model: --cost-preset, else COLL_COST_PRESET, else p40-ib56 (its name, and
+// its parameters).
 std::string table_preset(const Options& options);
 coll::model::CostParams table_params(const Options& options);
 // One modelled cell of `strategy` on `model` (`variant`; "" = the strategy's own table), as the

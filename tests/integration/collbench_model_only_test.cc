@@ -92,6 +92,16 @@ TEST(CollbenchModelOnly, ModelAndStrategySelectTheTablesCells) {
                 .exit_code,
             0);
   EXPECT_EQ(read_json(scaling.path())["cells"].size(), 7u);  // 64 .. 4096 GPUs
+  // The preset comes from COLL_COST_PRESET when --cost-preset is not given, as in every mode.
+  ASSERT_EQ(run_command("COLL_COST_PRESET=ethernet-10g " +
+                            collbench("--paper-tables --model-gradients alexnet --strategy ddp "
+                                      "--json " +
+                                      tables.path()),
+                        60)
+                .exit_code,
+            0);
+  EXPECT_NE(read_json(tables.path())["cost_model"].get<std::string>().find("ethernet-10g"),
+            std::string::npos);
 }
 
 TEST(CollbenchModelOnly, BatchPerNodeSplitsTheBatch) {
@@ -173,7 +183,8 @@ TEST(CollbenchModelOnly, WhatCannotBeModelledIsRefusedNotIgnored) {
         // Flags a modelled mode does not read are refused, not ignored.
         "--paper-tables --algo ring", "--paper-tables --nodes 2", "--paper-tables -d half",
         "--paper-tables --ps-servers 2", "--scaling --nodes 4", "--scaling --fusion layer",
-        "--model-only --coll broadcast", "--model-only --explain", "--model-only --calibrate",
+        "--scaling --ranks-per-node 3", "--model-only --coll broadcast", "--model-only --explain",
+        "--model-only --calibrate",
         "--model-only --nodes 4 --model-gradients resnet50 --minbytes 1K",
         "--model-gradients resnet50 --batch-per node",
         // Server placement that would not reach the run.

@@ -150,5 +150,20 @@ TEST(PaperTables, EveryCellAndTheClosingLine) {
   }
 }
 
+TEST(PaperTables, AnEmulatedCellsModelCarriesTheTablesEfficiency) {
+  // --emulate prints the emulated efficiency as the model's scaled by the iteration times, so
+  // the cell it models must carry the table's efficiency, not a default.
+  Options options;
+  options.models_dir = COLL_MODELS_DIR;
+  const auto cells = paper_table_cells(options);
+  const auto table = std::find_if(cells.begin(), cells.end(), [](const TableCell& cell) {
+    return cell.model == "resnet50" && cell.strategy == "cntk" && cell.gpus() == 16;
+  });
+  ASSERT_NE(table, cells.end());
+  const TableCell emulated = modelled_cell(options, find_strategy("cntk"), "resnet50", "", 4, 4);
+  EXPECT_DOUBLE_EQ(emulated.efficiency, table->efficiency);
+  EXPECT_LT(emulated.efficiency, 0.9);  // cntk does not overlap: 67 % at 16 GPUs
+}
+
 }  // namespace
 }  // namespace collbench
