@@ -301,27 +301,30 @@ std::vector<EmulatedClosing> closing_cells(const EmulationRun& run,
   return out;
 }
 
+ClosingFigures figures_of(const EmulatedClosing& closing) {
+  const EmulatedCell& era = closing.paper_era;
+  const EmulatedCell& mine = closing.best;
+  return {closing.model,
+          era.model.strategy,
+          era.model.variant,
+          {era.exposed_ms, mine.exposed_ms},
+          {emulated_iteration_ms(era), emulated_iteration_ms(mine)},
+          {emulated_efficiency(era), emulated_efficiency(mine)}};
+}
+
 std::string closing_markdown(const std::vector<EmulatedClosing>& closings) {
   if (closings.empty()) return "";
-  std::string out =
-      "\nEmulated at 16 GPUs (4 nodes x 4), `best` against the paper-era strategy that exposes "
-      "the least communication, on that strategy's own model table:\n";
-  for (const auto& [model, era, mine] : closings) {
+  std::string out = closing_heading("Emulated at");
+  for (const auto& closing : closings) {
+    const EmulatedCell& era = closing.paper_era;
+    const EmulatedCell& mine = closing.best;
     if (!mine.error.empty()) {
-      out += "- " + model + ": best failed (" + mine.error + ")\n";
+      out += "- " + closing.model + ": best failed (" + mine.error + ")\n";
       continue;
-    }
-    char ratio[64] = "nothing exposed";
-    if (mine.exposed_ms > 0) {
-      std::snprintf(ratio, sizeof ratio, "%.1fx lower", era.exposed_ms / mine.exposed_ms);
     }
     // A ratio built on a warned cell carries its warning's kind ("CPU-bound", ...).
     const std::string& warning = era.warning.empty() ? mine.warning : era.warning;
-    out += "- " + model + ": " + era.model.strategy + " " + ms(era.exposed_ms) +
-           " ms exposed, best " + ms(mine.exposed_ms) + " ms (" + ratio + ", table " +
-           era.model.variant + "); iteration " + ms(emulated_iteration_ms(era)) + " -> " +
-           ms(emulated_iteration_ms(mine)) + " ms, efficiency " +
-           percent(emulated_efficiency(era)) + " -> " + percent(emulated_efficiency(mine)) +
+    out += closing_line(figures_of(closing)) +
            (warning.empty() ? "" : " (warned: " + warning.substr(0, warning.find(':')) + ")") +
            "\n";
   }
@@ -506,14 +509,12 @@ int run_emulated_tables(const Options& options) {
   }
   doc["cells"] = list;
   nlohmann::ordered_json closing = nlohmann::ordered_json::array();
-  for (const auto& [model, era, mine] : closings) {
+  for (const auto& entry : closings) {
+    // A failed `best` has no figures to compare: its ratio is null, as for nothing exposed.
+    ClosingFigures figures = figures_of(entry);
+    if (!entry.best.error.empty()) figures.exposed_ms[1] = 0;
     closing.push_back(
-        {{"model", model},
-         {"paper_era", emulated_cell_json(era)},
-         {"best", emulated_cell_json(mine)},
-         {"exposed_ratio", mine.error.empty() && mine.exposed_ms > 0
-                               ? nlohmann::ordered_json(era.exposed_ms / mine.exposed_ms)
-                               : nlohmann::ordered_json()}});
+        closing_json(figures, emulated_cell_json(entry.paper_era), emulated_cell_json(entry.best)));
   }
   doc["closing"] = closing;
   const int status =

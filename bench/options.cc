@@ -36,6 +36,11 @@ std::vector<std::string> split_list(const std::string& text) {
   return items;
 }
 
+// The flag is on the command line (not only its default).
+bool given(const po::variables_map& values, const std::string& flag) {
+  return values.count(flag) > 0 && !values[flag].defaulted();
+}
+
 // --strategy NAME: the strategy's algorithm, fusion, overlap and model table, and the COLL_*
 // settings its placement needs (the ranks inherit them). Flags it would override are refused.
 void apply_strategy(Options& options, const po::variables_map& values) {
@@ -49,7 +54,7 @@ void apply_strategy(Options& options, const po::variables_map& values) {
   const std::string& variant = strategy->variant_for(options.model);
   for (const char* flag : {"algo", "fusion", "overlap", "model-variant"}) {
     if (std::string(flag) == "model-variant" && variant.empty()) continue;
-    if (values.count(flag) > 0 && !values[flag].defaulted()) {
+    if (given(values, flag)) {
       throw UsageError(std::string("--strategy ") + strategy->name + " sets --" + flag +
                        "; give one or the other");
     }
@@ -77,10 +82,6 @@ void apply_strategy(Options& options, const po::variables_map& values) {
   };
   if (!strategy->inter.empty()) place("COLL_HIER_INTER", strategy->inter);
   if (strategy->servers_per_node) place("COLL_PS_SERVERS", std::to_string(nodes));
-}
-
-bool given(const po::variables_map& values, const std::string& flag) {
-  return values.count(flag) > 0 && !values[flag].defaulted();
 }
 
 // The modelled modes read only some flags: any other flag given there is refused, not ignored.
@@ -164,7 +165,7 @@ void check_soak_flags(const Options& options, const po::variables_map& values) {
   for (const char* flag : {"minbytes", "stepfactor", "iters", "warmup_iters", "check", "no-check",
                            "datatype", "op", "coll", "model-gradients", "explain", "calibrate",
                            "rounds", "strategy", "model-only", "paper-tables", "scaling"}) {
-    if (values.count(flag) > 0 && !values[flag].defaulted()) {
+    if (given(values, flag)) {
       throw UsageError(std::string("--soak draws its operations itself; it takes -e/--maxbytes, "
                                    "--algo, --seed and --json, not --") +
                        flag);

@@ -94,6 +94,24 @@ void set_efficiency(TableCell& cell, const TableCell& single) {
       (samples / cell.iteration_ms) / (cell.gpus() * samples_single / single.iteration_ms);
 }
 
+// A cell with its efficiency, against the same strategy and table on one GPU.
+TableCell cell_with_efficiency(const Options& options, const coll::model::CostParams& params,
+                               const Strategy& strategy, const ModelTable& table, int nodes,
+                               int ranks_per_node) {
+  TableCell cell = model_cell(options, params, strategy, table, nodes, ranks_per_node);
+  set_efficiency(cell, model_cell(options, params, strategy, table, 1, 1));
+  return cell;
+}
+
+ClosingFigures figures_of(const TableCell& era, const TableCell& best) {
+  return {era.model,
+          era.strategy,
+          era.variant,
+          {era.exposed_ms, best.exposed_ms},
+          {era.iteration_ms, best.iteration_ms},
+          {era.efficiency, best.efficiency}};
+}
+
 // --model-gradients and --strategy select the models and strategies a table shows.
 bool selected(const Options& options, const std::string& model, const Strategy& strategy) {
   return (options.model.empty() || model == options.model) &&
@@ -152,9 +170,7 @@ TableCell modelled_cell(const Options& options, const Strategy& strategy, const 
       options.models_dir, model, variant.empty() ? strategy.variant_for(model) : variant);
   coll::model::CostParams emulated = table_params(options);
   emulated.peer_memory = false;
-  TableCell cell = model_cell(options, emulated, strategy, table, nodes, ranks_per_node);
-  set_efficiency(cell, model_cell(options, emulated, strategy, table, 1, 1));
-  return cell;
+  return cell_with_efficiency(options, emulated, strategy, table, nodes, ranks_per_node);
 }
 
 std::string tables_header(const Options& options, const std::string& what) {
@@ -232,15 +248,43 @@ std::vector<ClosingComparison> closing_comparisons(const std::vector<TableCell>&
     }
     if (!winner) continue;
     const ModelTable same = load_model_table(options.models_dir, model, winner->variant);
-    TableCell mine = model_cell(options, params, best, same, 4, 4);
+    TableCell mine = cell_with_efficiency(options, params, best, same, 4, 4);
     mine.table = winner->table;
-    set_efficiency(mine, model_cell(options, params, best, same, 1, 1));
     out.push_back({*winner, mine});
   }
   return out;
 }
 
-std::string paper_tables_markdown(const std::vector<TableCell>& cells, const Options& options) {
+std::string closing_line(const ClosingFigures& f) {
+  char ratio[64] = "nothing exposed";
+  if (f.exposed_ms[1] > 0) {
+    std::snprintf(ratio, sizeof ratio, "%.1fx lower", f.exposed_ms[0] / f.exposed_ms[1]);
+  }
+  return "- " + f.model + ": " + f.strategy + " " + ms(f.exposed_ms[0]) + " ms exposed, best " +
+         ms(f.exposed_ms[1]) + " ms (" + ratio + ", table " + f.variant + "); iteration " +
+         ms(f.iteration_ms[0]) + " -> " + ms(f.iteration_ms[1]) + " ms, efficiency " +
+         percent(f.efficiency[0]) + " -> " + percent(f.efficiency[1]);
+}
+
+std::string closing_heading(const std::string& how) {
+  return "\n" + (how.empty() ? "At" : how) +
+         " 16 GPUs (4 nodes x 4), `best` against the paper-era strategy that exposes the least "
+         "communication, on that strategy's own model table:\n";
+}
+
+nlohmann::ordered_json closing_json(const ClosingFigures& f, nlohmann::ordered_json paper_era,
+                                    nlohmann::ordered_json best) {
+  return {{"model", f.model},
+          {"paper_era", std::move(paper_era)},
+          {"best", std::move(best)},
+          {"exposed_ratio", f.exposed_ms[1] > 0
+                                ? nlohmann::ordered_json(f.exposed_ms[0] / f.exposed_ms[1])
+                                : nlohmann::ordered_json()}};
+}
+
+std::string paper_tables_markdown(const std::vector<TableCell>& cells,
+                                  const std::vector<ClosingComparison>& closing,
+                                  const Options& options) {
   std::ostringstream out;
   out << tables_header(options,
                        "The paper's Tables 6 and 7, modelled (cost model + WFBP simulator; "
@@ -269,22 +313,8 @@ std::string paper_tables_markdown(const std::vector<TableCell>& cells, const Opt
       }
     }
   }
-  const auto closing = closing_comparisons(cells, options);
-  if (!closing.empty()) {
-    out << "\nAt 16 GPUs (4 nodes x 4), `best` against the paper-era strategy that exposes the "
-           "least communication, on that strategy's own model table:\n";
-    for (const auto& [era, mine] : closing) {
-      char ratio[64] = "nothing exposed";
-      if (mine.exposed_ms > 0) {
-        std::snprintf(ratio, sizeof ratio, "%.1fx lower", era.exposed_ms / mine.exposed_ms);
-      }
-      out << "- " << era.model << ": " << era.strategy << " " << ms(era.exposed_ms)
-          << " ms exposed, best " << ms(mine.exposed_ms) << " ms (" << ratio << ", table "
-          << era.variant << "); iteration " << ms(era.iteration_ms) << " -> "
-          << ms(mine.iteration_ms) << " ms, efficiency " << percent(era.efficiency) << " -> "
-          << percent(mine.efficiency) << "\n";
-    }
-  }
+  if (!closing.empty()) out << closing_heading("");
+  for (const auto& [era, mine] : closing) out << closing_line(figures_of(era, mine)) << "\n";
   return out.str();
 }
 
@@ -381,17 +411,14 @@ int run_paper_tables(const Options& options) {
   if (options.emulate) return run_emulated_tables(options);
   const auto cells = paper_table_cells(options);
   auto doc = cells_doc(cells, options, "paper-tables");
-  nlohmann::ordered_json closing = nlohmann::ordered_json::array();
-  for (const auto& [era, mine] : closing_comparisons(cells, options)) {
-    closing.push_back({{"model", era.model},
-                       {"paper_era", cell_json(era)},
-                       {"best", cell_json(mine)},
-                       {"exposed_ratio", mine.exposed_ms > 0 ? nlohmann::ordered_json(
-                                                                   era.exposed_ms / mine.exposed_ms)
-                                                             : nlohmann::ordered_json()}});
+  const auto closing = closing_comparisons(cells, options);
+  nlohmann::ordered_json entries = nlohmann::ordered_json::array();
+  for (const auto& [era, mine] : closing) {
+    entries.push_back(closing_json(figures_of(era, mine), cell_json(era), cell_json(mine)));
   }
-  doc["closing"] = closing;
-  return print_and_save(paper_tables_markdown(cells, options), doc.dump(1) + "\n", options);
+  doc["closing"] = entries;
+  return print_and_save(paper_tables_markdown(cells, closing, options), doc.dump(1) + "\n",
+                        options);
 }
 
 int run_scaling(const Options& options) {

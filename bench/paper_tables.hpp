@@ -70,8 +70,22 @@ struct ClosingComparison {
 std::vector<ClosingComparison> closing_comparisons(const std::vector<TableCell>& cells,
                                                    const Options& options);
 
+// One closing comparison's figures, modelled or emulated, and their markdown line ("- resnet50:
+// mxnet 0.41 ms exposed, best 0.09 ms (4.5x lower, table mxnet); iteration ... efficiency ...",
+// no newline), the lines' heading, and the JSON entry with both cells and the exposed ratio.
+struct ClosingFigures {
+  std::string model, strategy, variant;
+  double exposed_ms[2], iteration_ms[2], efficiency[2];  // [0] the paper-era strategy, [1] best
+};
+std::string closing_line(const ClosingFigures& figures);
+std::string closing_heading(const std::string& how);  // how: "" (modelled) or "Emulated at"
+nlohmann::ordered_json closing_json(const ClosingFigures& figures, nlohmann::ordered_json paper_era,
+                                    nlohmann::ordered_json best);
+
 // Markdown tables, the closing lines included; and the JSON document of the cells.
-std::string paper_tables_markdown(const std::vector<TableCell>& cells, const Options& options);
+std::string paper_tables_markdown(const std::vector<TableCell>& cells,
+                                  const std::vector<ClosingComparison>& closing,
+                                  const Options& options);
 std::string scaling_markdown(const std::vector<TableCell>& cells, const Options& options);
 nlohmann::ordered_json cells_doc(const std::vector<TableCell>& cells, const Options& options,
                                  const std::string& mode);
