@@ -53,7 +53,8 @@ std::string ill_conditioned_warning(const ExposedSwing& swing);
 
 // On the virtual clock a link several ranks share serves them first come (docs/emulation.md,
 // limit 6), so a rank served early starts hierarchical's inter-node phase while the others of its
-// node still use the intra-node path, which a fairly shared testbed does not let it. Why that
+// node still use the intra-node path, which a testbed whose links share fairly (the model's
+// assumption) does not let it. Why that
 // could take the cell's emulation more than 15 % below the model (the room for it,
 // TableCell::phase_overlap_ms, exceeds 15 % of its communication), or "".
 std::string first_come_warning(double room_ms, const TableCell& cell);

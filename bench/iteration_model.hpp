@@ -3,7 +3,8 @@
 // --paper-tables and by the scaling simulation.
 //   iteration = forward + backward + exposed communication, where exposed = the part of the
 //   gradient all-reduces that backward does not hide (Shi et al.'s t_c; data loading, the
-//   host-to-device copy and the update are left out: the paper's frameworks hide or shrink them).
+//   host-to-device copy and the update are left out, an assumption: that the paper's frameworks
+//   hide or shrink them; its finding 1, paraphrased, says loading can bottleneck AlexNet).
 #pragma once
 
 #include <cstddef>

@@ -41,7 +41,8 @@ ModelTable parse_model_table(std::istream& in, const std::string& origin);
 // The variants with a table in models_dir, sorted; empty when the model has none.
 std::vector<std::string> model_variants(const std::string& models_dir, const std::string& model);
 
-// The variant a model replays unless told otherwise: the definition the paper's Caffe-MPI ran.
+// The variant a model replays unless told otherwise: the Caffe definition, assumed to be what the
+// paper's Caffe-MPI ran.
 std::string default_variant(const std::string& model);
 
 }  // namespace collbench

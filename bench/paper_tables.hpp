@@ -1,4 +1,5 @@
-// The paper's Tables 6 and 7 (Shi et al. 2017), modelled: for AlexNet, GoogLeNet and ResNet-50
+// The paper's Tables 6 and 7 (Shi et al. 2017; their shape as the project's reference describes
+// it, their numbers not being available), modelled: for AlexNet, GoogLeNet and ResNet-50
 // and every strategy (strategy.hpp), the gradient aggregation overhead per iteration that
 // computation does not hide (exposed communication), the total communication, the iteration
 // time and the scaling efficiency, at 1, 2 and 4 GPUs in one node (Table 6) and 8 GPUs on 2

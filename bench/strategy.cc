@@ -1,17 +1,21 @@
-// The strategy table. Sources (details and quotations in docs/strategies.md):
-//  cntk       Shi et al. 2017 (paper.md finding 3): CNTK does not hide gradient communication;
-//             it all-reduces layer by layer (weight and bias of a layer together) over MPI/NCCL
-//             after the backward pass. Its own model definitions are not tabulated here: it
-//             replays the Caffe definitions the paper's networks follow.
+// The strategy table. Sources (details, and how statements about the paper are marked, in
+// docs/strategies.md):
+//  cntk       Shi et al. 2017, finding 3 (paraphrased from the findings as summarized in the
+//             project's reference, shared/reference/paper.md): CNTK does not hide gradient
+//             communication; it all-reduces layer by layer (weight and bias of a layer together)
+//             over MPI/NCCL after the backward pass (assumed). Its own model definitions are not
+//             tabulated here: it replays the Caffe definitions (assumed; which definitions the
+//             paper's CNTK runs trained is not known to the project).
 //  mxnet      kvstore dist_sync with device-side reduction: the GPUs of a node are reduced
 //             first, then the node pushes to / pulls from parameter servers (one per node),
 //             key by key, each as soon as its gradient is ready (the engine's dependencies).
 //  tensorflow tf_cnn_benchmarks --variable_update=parameter_server: variables sharded over the
 //             ps tasks (one per node), every GPU tower's gradient sent to them per tensor,
 //             overlapped by the dataflow graph.
-//  caffe-mpi  Inspur Caffe-MPI 2.0: one flat NCCL 2.0 ring over all GPUs, per parameter blob,
-//             started as backward produces each blob; it moves every blob Caffe holds,
-//             BatchNorm's statistics included.
+//  caffe-mpi  Inspur Caffe-MPI 2.0 (its code, as the project's reference summarizes it; that the
+//             paper ran version 2.0 is assumed): one flat NCCL 2.0 ring over all GPUs, per
+//             parameter blob, started as backward produces each blob; it moves every blob
+//             Caffe holds, BatchNorm's statistics included.
 //  horovod    Horovod with HOROVOD_HIERARCHICAL_ALLREDUCE and its 64 MiB fusion threshold.
 //  ddp        PyTorch DistributedDataParallel: NCCL ring, 25 MiB buckets, overlapped.
 //  best       the library's own choice: algorithm per message and fusion plan by the cost model

@@ -21,7 +21,8 @@ struct Strategy {
   bool overlap = true;            // each bucket starts when its last gradient is ready (WFBP)
   bool paper_era = true;          // a framework of the paper (not a baseline or `best`)
   // The model table variant per model ("alexnet", "googlenet", "resnet50"); an empty variant
-  // means the model's default (the definition the paper's Caffe-MPI ran).
+  // means the model's default (the Caffe definition, assumed to be what the paper's Caffe-MPI
+  // ran).
   std::string alexnet, googlenet, resnet50;
 
   const std::string& variant_for(const std::string& model) const;  // "" for another model

@@ -1,10 +1,12 @@
 #!/usr/bin/python3
-"""Fits the p40-ib56 and ethernet-10g cost presets to the all-reduce fits the paper's group measured.
+"""Fits the p40-ib56 and ethernet-10g cost presets to the all-reduce fits of the paper's group.
 
-The group (Shi, Wang, Chu; constants in their public MG-WFBP code) fitted T(M) = a + b*M to
-all-reduces on their P40 testbed at 2, 4, 8 and 16 workers: 2 and 4 inside one node (their 10 GbE
-column repeats the InfiniBand numbers there, so no network was involved), 8 = 2 nodes x 4 and
-16 = 4 nodes x 4. This script derives libcoll's per-link-class parameters from those fits, in
+The group (Shi, Wang, Chu; constants in their later public MG-WFBP code, not in the paper) fitted
+T(M) = a + b*M to all-reduces at 2, 4, 8 and 16 workers; that they ran on the paper's P40
+testbed is not established: we assume a cluster of its class (and a later variant of that code
+triples the 16-worker a, per issue 44). Assumed as well: 2 and 4 workers inside one node (their
+10 GbE column repeats the InfiniBand numbers there, so no network was involved), 8 = 2 nodes x 4
+and 16 = 4 nodes x 4. This script derives libcoll's per-link-class parameters from those fits, in
 closed form, and prints the flat ring's error against every fit at 4, 25 and 100 MiB.
 
 The model is libcoll's (libcoll/src/model): a ring of p ranks takes 2(p-1) steps of M/p bytes and

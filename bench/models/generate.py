@@ -31,8 +31,10 @@ import os
 import sys
 
 # (model, variant) -> (tensors, elements) that the tables must reproduce exactly. The first group
-# is the totals the paper's group published for the stock definitions; the second is our
-# own count from each definition, derived by hand from the paper's numbers (see each function).
+# is the totals for the stock definitions listed in the project's reference
+# (shared/reference/paper.md, "Gradient tensors of the three networks"; not numbers from the
+# paper); the second is our own count from each definition, derived by hand from the reference's
+# numbers (see each function).
 EXPECTED = {
     ("alexnet", "bvlc_caffe"): (16, 60965224),
     ("alexnet", "torchvision"): (16, 61100840),

@@ -1,8 +1,8 @@
 // The cost presets against the measurements they were fitted to (scripts/fit_cost_presets.py):
-// the all-reduce fits T = a + b*M the paper's group measured on its P40 testbed
-// (constants of their public MG-WFBP code), 2 and 4 workers inside one node, 8 and 16 on 2 and 4
-// nodes of 4. Issue 8 requires the flat ring within 10 % of the 16-worker fit and within 15 % of
-// the others at 4, 25 and 100 MiB.
+// the paper's group's all-reduce fits T = a + b*M (constants of their later public MG-WFBP
+// code, not of the paper; assumed to describe a cluster of the P40 testbed's class), 2 and 4
+// workers assumed inside one node, 8 and 16 on 2 and 4 nodes of 4. Issue 8 requires the flat
+// ring within 10 % of the 16-worker fit and within 15 % of the others at 4, 25 and 100 MiB.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -56,8 +56,8 @@ TEST(CostPresetFit, Ethernet10gRingMatchesTheGroupsTenGigabitFits) {
 }
 
 TEST(CostPresetFit, HostStagingMakesFourCopiesShareTheNode) {
-  // Without the shared staging path a ring's slope grows 1.5x from 2 to 4 ranks; the group
-  // measured 2.1x. The preset must reproduce the measured ratio, not the ideal one.
+  // Without the shared staging path a ring's slope grows 1.5x from 2 to 4 ranks; the group's
+  // fits give 2.1x. The preset must reproduce the fitted ratio, not the ideal one.
   CostParams params = *find_preset("p40-ib56");
   const std::size_t bytes = 100u << 20;
   auto ratio = [&] {

@@ -11,9 +11,9 @@
 //    rate, a compute_scale, or a measured CSV.
 //  - Per-GPU batch sizes: the Caffe-MPI 2.0 README (reference/paper.md) reports its 4 x 4 P40
 //    runs with AlexNet batch 1024, GoogLeNet 128 and ResNet 32. We read them as per-GPU
-//    mini-batches (weak scaling, as the paper's framework comparison ran every GPU count with a
-//    fixed per-GPU batch); 1024 x 227^2 AlexNet activations fit the P40's 24 GB. This reading is
-//    an assumption: the paper's own setting table (T4) is not available to us.
+//    mini-batches (weak scaling, assuming the paper's framework comparison ran every GPU count
+//    with a fixed per-GPU batch); 1024 x 227^2 AlexNet activations fit the P40's 24 GB. This
+//    reading is an assumption: the paper's own setting table (T4) is not available to us.
 #include "coll/schedule/compute_profile.hpp"
 
 #include <cmath>

@@ -1,5 +1,6 @@
 // Named parameter sets for the cost model, for machines that cannot be measured from here
-// (the paper's P40 cluster, fitted to its group's measurements) and as the fallback when this
+// (the paper's P40 cluster, fitted to its group's all-reduce fits from their later public code,
+// assumed to describe a cluster of that class) and as the fallback when this
 // machine has no calibration file; and user presets read from a small file.
 #pragma once
 

@@ -53,8 +53,9 @@ ComputeProfile flops_profile(const std::vector<TensorFlops>& tensors, int batch_
 ComputeProfile p40_profile(const std::vector<TensorFlops>& tensors, int batch_size,
                            double sustained_tflops = kP40PeakFlops * kP40SustainedFraction / 1e12);
 
-// The per-GPU mini-batch the paper's setups used for a model ("alexnet" 1024, "googlenet" 128,
-// "resnet50" 32; see compute_profile.cc); throws coll::Error(InvalidArgument) for another model.
+// The per-GPU mini-batch for a model ("alexnet" 1024, "googlenet" 128, "resnet50" 32: the batch
+// sizes of the Caffe-MPI 2.0 README, read per GPU by assumption; the paper's own are not known to
+// the project; see compute_profile.cc); throws coll::Error(InvalidArgument) for another model.
 int p40_batch_size(std::string_view model);
 // The "p40" preset: p40_profile at the model's p40_batch_size.
 ComputeProfile p40_preset(std::string_view model, const std::vector<TensorFlops>& tensors);

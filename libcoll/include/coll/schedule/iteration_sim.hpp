@@ -1,4 +1,5 @@
-// The WFBP timeline (Shi et al.'s performance model): backward makes gradients ready one after
+// The WFBP timeline (Shi et al.'s performance model, as the project's reference summarizes it in
+// the form the group's later code uses): backward makes gradients ready one after
 // another; each bucket's all-reduce starts once its last tensor is ready and the previous
 // all-reduce is done, and runs for cost(bytes); the iteration's backward-plus-communication ends
 // when both backward and the last all-reduce have. Back to back, an all-reduce may start before
@@ -27,7 +28,7 @@ struct SimResult {
   double backward_s = 0;       // end of backward (sum of the profile)
   double comm_s = 0;           // sum of all-reduce durations, each from the previous one's end
   double iteration_s = 0;      // max(end of backward, end of the last all-reduce)
-  double exposed_s = 0;        // iteration - backward: the paper's t_c, communication not hidden
+  double exposed_s = 0;        // iteration - backward: the model's t_c, communication not hidden
   double hidden_fraction = 1;  // 1 - exposed / comm; 1 when there is no communication
   std::vector<BucketTiming> buckets;
 };
