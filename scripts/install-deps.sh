@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config clang-format clang libclang-rt-14-dev
   libucx-dev ucx-utils libopenmpi-dev openmpi-bin libhwloc-dev hwloc
   rdma-core ibverbs-providers
-  libboost-program-options-dev libgtest-dev procps nlohmann-json3-dev
+  libboost-program-options-dev libgtest-dev procps nlohmann-json3-dev libssl-dev
   python3-matplotlib
   python3-mpi4py python3-numpy python3-torch libtorch-dev pybind11-dev python3-dev
 )

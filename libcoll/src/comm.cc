@@ -24,6 +24,7 @@
 #include "core/memory_type.hpp"
 #include "core/progress_engine.hpp"
 #include "core/shared_regions.hpp"
+#include "core/usable_cpus.hpp"
 #include "schedule/fusion_buffer.hpp"
 #include "transport/node_slots.hpp"
 #include "transport/transport_registry.hpp"
@@ -31,39 +32,72 @@
 namespace coll {
 
 // What communicators split from one another share: the transport (UCX is used from one thread
-// at a time, so also the progress engine), its bootstrap and node map, the staging pool, and the
-// tag contexts that keep their messages apart.
+// at a time, so also the progress engine), what the ranks of a node share besides messages, the
+// bootstrap and node map, the staging pool, and the tag contexts that keep their messages apart.
 struct CommFamily {
   Config config;
   std::unique_ptr<Bootstrap> bootstrap;
   topo::RankMap rank_map;
+  std::vector<std::string> kernel_of_rank;  // the boot and machine ids in its host identity
+  std::vector<std::string> host_name_of_rank;
   std::unique_ptr<Transport> transport;
+  NodeResources node;
+  bool emulated_links = false;  // the transport emulates the links between nodes
   BufferPool pool;
   ContextIds contexts;
   // Started by the first asynchronous call; from then on every transport call runs on its
   // thread. Declared last: it stops (running what is queued) before the transport goes.
   std::unique_ptr<ProgressEngine> engine;
+  // After a failure the job's peers may be gone or cut off: a bootstrap that would wait for them
+  // as it closes (MPI_Finalize) is told not to.
+  ~CommFamily() {
+    engine.reset();
+    if (transport && transport->failed()) bootstrap->abandon();
+  }
+
   CommFamily(Config configuration, std::unique_ptr<Bootstrap> boot)
       : config(std::move(configuration)), bootstrap(std::move(boot)) {
     build_rank_map();
     const int me = bootstrap->rank();
     TransportOptions options;
     options.timeout_s = config.timeout_s;
-    // Cores are shared by every rank of this host, emulated nodes included.
-    const int host = rank_map.host_of_rank[static_cast<std::size_t>(me)];
-    options.ranks_on_this_host = static_cast<int>(
-        std::count(rank_map.host_of_rank.begin(), rank_map.host_of_rank.end(), host));
+    // Cores are shared by every rank of this kernel: emulated nodes, and emulated hosts or
+    // containers with hostnames of their own.
+    options.ranks_on_this_host = ranks_sharing_kernel(me);
+    options.host_of_rank = rank_map.host_of_rank;
+    if (options.spans_hosts()) options.host_name_of_rank = host_name_of_rank;
     log_line(LogLevel::Info, me, "transport '" + config.transport + "'");
-    transport = make_transport(config.transport, *bootstrap, rank_map.node_of_rank, options);
+    Connection connection =
+        make_transport(config.transport, *bootstrap, rank_map.node_of_rank, options);
+    transport = std::move(connection.transport);
+    node = std::move(connection.node);
+    emulated_links = connection.emulated_links;
     if (log_enabled(LogLevel::Info)) {
       log_line(LogLevel::Info, me,
                "communicator: " + std::to_string(bootstrap->size()) + " ranks on " +
                    std::to_string(rank_map.num_nodes()) + " node(s), node " +
                    std::to_string(rank_map.node_of_rank[static_cast<std::size_t>(me)]) +
-                   ", bootstrap " + bootstrap->describe() + ", " + transport->describe() +
-                   ", algorithm " + config.algorithm + ", timeout " +
-                   std::to_string(config.timeout_s) + " s");
+                   ", bootstrap " + bootstrap->describe() + ", " + links_text() + ", algorithm " +
+                   config.algorithm + ", timeout " + std::to_string(config.timeout_s) + " s");
     }
+  }
+
+  int ranks_sharing_kernel(int rank) const {
+    return static_cast<int>(std::count(kernel_of_rank.begin(), kernel_of_rank.end(),
+                                       kernel_of_rank[static_cast<std::size_t>(rank)]));
+  }
+
+  // The transport's links and what the node shares: "ucx: 1 peer(s) over sm,self, 2 over tcp
+  // sockets(lo), send buffer 256K; cross-memory reads from 1 peer(s); node slots".
+  std::string links_text() const {
+    std::string text = transport->describe();
+    const int me = bootstrap->rank();
+    int readable = 0;
+    for (int peer = 0; node.peer_memory && peer < bootstrap->size(); ++peer)
+      readable += peer != me && node.peer_memory->connects(me, peer);
+    if (readable > 0) text += "; cross-memory reads from " + std::to_string(readable) + " peer(s)";
+    if (node.node_slots) text += "; node slots";
+    return text;
   }
 
   // Every rank publishes its host and COLL_NODE; nodes are (host, COLL_NODE) pairs, so one
@@ -77,6 +111,9 @@ struct CommFamily {
     std::vector<topo::RankInfo> all;
     for (const auto& text : bootstrap->allgather("rank-info", mine.serialize())) {
       all.push_back(topo::RankInfo::deserialize(text));
+      const std::string& host = all.back().host_identity;
+      kernel_of_rank.push_back(host.substr(std::min(host.find('/'), host.size())));
+      host_name_of_rank.push_back(host.substr(0, host.find('/')));
     }
     rank_map = topo::build_rank_map(all);
   }
@@ -189,7 +226,8 @@ Comm::~Comm() {
     }
   }
   // Every peer has passed the barrier, so none reads this rank's slots any more.
-  if (NodeSlots* slots = impl.transport.node_slots(); slots && impl.context < NodeSlots::kContexts)
+  if (NodeSlots* slots = impl.family->node.node_slots.get();
+      slots && impl.context < NodeSlots::kContexts)
     slots->clear(impl.context);
   impl.family->contexts.release(impl.context);
 }
@@ -247,7 +285,7 @@ std::vector<std::string> Comm::algorithms() {
 std::string Comm::describe() const {
   return "rank " + std::to_string(rank()) + "/" + std::to_string(size()) + " on node " +
          std::to_string(node()) + " of " + std::to_string(num_nodes()) + ", bootstrap " +
-         impl_->family->bootstrap->describe() + ", " + impl_->transport.describe() +
+         impl_->family->bootstrap->describe() + ", " + impl_->family->links_text() +
          (impl_->context != 0 ? ", split (tag context " + std::to_string(impl_->context) + ")"
                               : "");
 }
@@ -285,28 +323,26 @@ const Selector& Comm::Impl::cost_model() {
     auto decisions = path.empty() ? std::nullopt : model::load_decision_table(path, known);
     const auto& hosts = family->rank_map.host_of_rank;
     long busiest = 0;
-    for (const int host : hosts)
-      busiest = std::max(busiest, std::count(hosts.begin(), hosts.end(), host));
+    for (int rank = 0; rank < static_cast<int>(hosts.size()); ++rank)
+      busiest = std::max(busiest, long(family->ranks_sharing_kernel(rank)));
     // Links a transport emulates belong to a cluster with a core (a GPU) per rank: this host's
     // cores, which the ranks share, do not enter their prices.
     const double ranks_per_core =
-        transport.emulates_links()
-            ? 1.0
-            : double(busiest) / double(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
+        family->emulated_links ? 1.0 : double(busiest) / double(usable_cpus());
     model::CostParams params = model::resolve_params();
     // Nodes emulated on one host talk over loopback: no NIC for their flows to share.
     if (busiest == long(hosts.size()) && family->rank_map.num_nodes() > 1 &&
-        !transport.emulates_links()) {
+        !family->emulated_links) {
       params.nic_shared = false;
       params.source += "; nodes emulated on one host: no NIC shared";
     }
-    if (PeerMemory* memory = transport.peer_memory()) {
+    if (PeerMemory* memory = family->node.peer_memory.get()) {
       params.peer_read_call_s = memory->read_call_seconds();
     } else {
       params.peer_memory = false;
     }
     // Not timed: a hand-off is priced like a message's latency.
-    if (NodeSlots* slots = transport.node_slots()) {
+    if (NodeSlots* slots = family->node.node_slots.get()) {
       params.slot_handoff_s =
           slots->handoff_seconds() > 0 ? slots->handoff_seconds() : params.intra.alpha_s;
       params.peer_line_s = slots->handoff_seconds();
@@ -415,7 +451,8 @@ void Comm::Impl::run_collective(CallDescriptor call, Body&& body, const Algorith
         TagSpace(call.sequence, 0, context),
         config.tuning,
         carries_check && check ? &*check : nullptr,
-        algorithm && algorithm->asks_cost_model ? &cost_model() : nullptr};
+        algorithm && algorithm->asks_cost_model ? &cost_model() : nullptr,
+        &family->node};
     body(on_world);
     if (check) check->complete();
   } catch (const Error& error) {

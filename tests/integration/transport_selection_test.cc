@@ -1,8 +1,10 @@
 // COLL_TRANSPORT across processes: an in-process transport cannot join rank processes, and says
 // so (the job fails cleanly instead of hanging); an unknown name lists the known ones; between
-// nodes, both paths of COLL_NET (libcoll's sockets, UCX's TCP) are exact; UCX settings in the
-// environment override the library's TCP settings.
+// nodes, every transport (auto with either COLL_NET, ucx or sockets alone) is exact; UCX settings
+// in the environment override the library's TCP settings.
 #include <gtest/gtest.h>
+
+#include <utility>
 
 #include "read_json.hpp"
 #include "run_command.hpp"
@@ -36,28 +38,38 @@ TEST(TransportSelection, UnknownTransportListsTheKnownOnes) {
   const auto result =
       run_command("COLL_TRANSPORT=verbs " + std::string(COLLBENCH_PATH) + kSmallSweep, 60);
   EXPECT_NE(result.exit_code, 0) << result.output;
-  EXPECT_NE(result.output.find("unknown transport 'verbs' (COLL_TRANSPORT; known: inproc, ucx, "
-                               "shaped:<transport>)"),
+  EXPECT_NE(result.output.find(
+                "unknown transport 'verbs' (COLL_TRANSPORT; known: auto, inproc, sockets, ucx, "
+                "shaped:<transport>)"),
             std::string::npos)
       << result.output;
 }
 
-TEST(TransportSelection, BothNetworkPathsAreExactAcrossNodes) {
-  for (const std::string net : {"sockets", "ucx"}) {
-    const ScratchFile json("net_" + net + ".json");
+// Each way of carrying the links is exact across nodes: by default (auto) shared memory inside a
+// node and COLL_NET between nodes; one transport for every link (COLL_TRANSPORT=ucx, sockets).
+// What the node's ranks share besides messages comes with any transport between processes.
+TEST(TransportSelection, EveryTransportIsExactAcrossNodes) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"COLL_NET=sockets",
+       "ucx: 1 peer(s) over sm,self, 2 over tcp sockets(lo), send buffer 256K;"},
+      {"COLL_NET=ucx", "ucx: 1 peer(s) over sm,self, 2 over tcp(lo);"},
+      {"COLL_TRANSPORT=ucx", "ucx: 1 peer(s) over sm,self, 2 over tcp(lo);"},
+      {"COLL_TRANSPORT=sockets",
+       "sockets: 3 over tcp sockets(lo), send buffer 256K; cross-memory reads from 1 peer(s); "
+       "node slots"}};
+  for (const auto& [environment, links] : cases) {
+    const ScratchFile json("transport.json");
     const auto result =
-        run_command("COLL_NET=" + net + " " + std::string(COLLBENCH_PATH) +
+        run_command(environment + " " + std::string(COLLBENCH_PATH) +
                         " --nodes 2 --ranks-per-node 2 -b 4 -e 1M -f 8 -n 2 -w 1 -d float "
                         "--algo ring,halving_doubling,direct,hierarchical --rounds 1 --json " +
                         json.path(),
                     180);
     ASSERT_EQ(result.exit_code, 0) << result.output;
-    const std::string path =
-        net == "sockets" ? "2 over tcp sockets(lo), send buffer 256K;" : "2 over tcp(lo);";
-    EXPECT_NE(result.output.find(path), std::string::npos) << result.output;
+    EXPECT_NE(result.output.find(links), std::string::npos) << environment << result.output;
     const auto report = read_json(json.path());
-    EXPECT_EQ(report.at("wrong_total"), 0) << net;
-    EXPECT_EQ(report.at("results").size(), 4u * 7u) << net;
+    EXPECT_EQ(report.at("wrong_total"), 0) << environment;
+    EXPECT_EQ(report.at("results").size(), 4u * 7u) << environment;
   }
 }
 

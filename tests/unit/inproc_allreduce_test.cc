@@ -83,6 +83,7 @@ void run_rank(const coll::AlgorithmInfo& info, const std::shared_ptr<coll::Inpro
   options.timeout_s = 30;  // a deadlock fails the test instead of hanging it
   options.ranks_on_this_host = ranks;
   const auto transport = world->make_transport(rank, options);
+  const coll::NodeResources node = world->node_resources(rank);
   coll::BufferPool pool;
   coll::Group group;
   for (int r = 0; r < ranks; ++r) group.ranks.push_back(r);
@@ -97,7 +98,8 @@ void run_rank(const coll::AlgorithmInfo& info, const std::shared_ptr<coll::Inpro
     tuning.segment_bytes = c.segment_bytes;
     tuning.net_segment_bytes = c.segment_bytes;
     const coll::CollectiveContext context{
-        *transport, pool, group, node_of_rank, coll::TagSpace(++sequence, 0), tuning};
+        *transport, pool,    group,   node_of_rank, coll::TagSpace(++sequence, 0),
+        tuning,     nullptr, nullptr, &node};
     try {
       info.run(context, {send.data(), out, c.count, c.type, c.op});
     } catch (const std::exception& error) {

@@ -18,7 +18,8 @@ namespace coll::testing {
 // Forwards to a transport and records the messages sent through it.
 class MeasuredTransport final : public coll::Transport {
  public:
-  explicit MeasuredTransport(std::unique_ptr<coll::Transport> inner) : inner_(std::move(inner)) {}
+  MeasuredTransport(std::unique_ptr<coll::Transport> inner, const coll::TransportOptions& options)
+      : Transport(nullptr, options), inner_(std::move(inner)) {}
   Request send(int peer, coll::Tag tag, const void* data, std::size_t bytes) override {
     largest_message = std::max(largest_message, bytes);
     ++messages;
@@ -32,13 +33,10 @@ class MeasuredTransport final : public coll::Transport {
   }
   bool progress() override { return inner_->progress(); }
   bool test(Request& request) override { return inner_->test(request); }
-  void wait_all(std::span<Request> requests) override { inner_->wait_all(requests); }
-  void wait_for(coll::WaitCondition& condition) override { inner_->wait_for(condition); }
-  coll::PeerMemory* peer_memory() override { return inner_->peer_memory(); }
-  coll::NodeSlots* node_slots() override { return inner_->node_slots(); }
   bool probe(int peer, coll::Tag tag) override { return inner_->probe(peer, tag); }
-  std::string fail_job(const std::string& reason) override { return inner_->fail_job(reason); }
   void check_link(int peer) override { inner_->check_link(peer); }
+  bool add_wake_fds(std::vector<pollfd>& fds) override { return inner_->add_wake_fds(fds); }
+  bool wakes_on_delivery() const override { return inner_->wakes_on_delivery(); }
   void sleep_until_event(int abort_fd, int max_us) override {
     inner_->sleep_until_event(abort_fd, max_us);
   }
@@ -72,7 +70,8 @@ inline Outcome run_on_threads(const char* algorithm, const std::vector<int>& nod
       coll::TransportOptions options;
       options.timeout_s = 30;
       options.ranks_on_this_host = ranks;
-      MeasuredTransport transport(world->make_transport(rank, options));
+      MeasuredTransport transport(world->make_transport(rank, options), options);
+      const coll::NodeResources node = world->node_resources(rank);
       coll::BufferPool pool;
       coll::Group group;
       for (int r = 0; r < ranks; ++r) group.ranks.push_back(r);
@@ -81,7 +80,8 @@ inline Outcome run_on_threads(const char* algorithm, const std::vector<int>& nod
       collbench::fill_input(coll::DataType::Float32, coll::ReduceOp::Sum, rank, send.data(), count);
       float* out = rank == 0 ? send.data() : recv.data();
       const coll::CollectiveContext context{
-          transport, pool, group, node_of_rank, coll::TagSpace(1, 0), tuning, nullptr, cost_model};
+          transport, pool,    group,      node_of_rank, coll::TagSpace(1, 0),
+          tuning,    nullptr, cost_model, &node};
       coll::find_algorithm(algorithm)->run(
           context, {send.data(), out, count, coll::DataType::Float32, coll::ReduceOp::Sum});
       auto& outcome = outcomes[static_cast<std::size_t>(rank)];

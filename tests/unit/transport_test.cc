@@ -51,9 +51,11 @@ coll::TransportOptions short_timeout() {
   return options;
 }
 
-TEST(TransportRegistry, KnowsUcxAndInproc) {
+TEST(TransportRegistry, KnowsAutoUcxSocketsAndInproc) {
   const auto names = coll::transport_names();
+  EXPECT_NE(std::find(names.begin(), names.end(), "auto"), names.end());
   EXPECT_NE(std::find(names.begin(), names.end(), "ucx"), names.end());
+  EXPECT_NE(std::find(names.begin(), names.end(), "sockets"), names.end());
   EXPECT_NE(std::find(names.begin(), names.end(), "inproc"), names.end());
 }
 
@@ -65,7 +67,7 @@ TEST(TransportRegistry, UnknownNameFailsListingTheKnownOnes) {
   } catch (const coll::Error& error) {
     EXPECT_EQ(error.status(), coll::Status::InvalidArgument);
     EXPECT_TRUE(says(error.what(), "unknown transport 'carrier-pigeon'")) << error.what();
-    EXPECT_TRUE(says(error.what(), "known: inproc, ucx")) << error.what();
+    EXPECT_TRUE(says(error.what(), "known: auto, inproc, sockets, ucx")) << error.what();
   }
 }
 

@@ -12,7 +12,7 @@ namespace coll {
 struct Config {
   double timeout_s = 60;           // COLL_TIMEOUT
   std::string algorithm = "auto";  // COLL_ALGO: a registered name, or the cost model's pick
-  std::string transport = "ucx";   // COLL_TRANSPORT: a registered transport (ucx, inproc)
+  std::string transport = "auto";  // COLL_TRANSPORT: a registered transport (auto, ucx, ...)
   std::optional<int> node;         // COLL_NODE: node id override (one machine, several nodes)
   Tuning tuning;  // COLL_SEGMENT_BYTES, COLL_WINDOW, COLL_PS_SERVERS, COLL_PS_DEDICATED,
                   // COLL_HIER_INTRA, COLL_HIER_INTER, COLL_CHECK_ARGS

@@ -16,6 +16,7 @@
 #include "coll/types.hpp"
 #include "core/memory_type.hpp"
 #include "transport/job_failure.hpp"
+#include "transport/node_resources.hpp"
 #include "transport/transport.hpp"
 #include "transport/waiter.hpp"
 
@@ -139,6 +140,12 @@ struct CollectiveContext {
   // algorithm that lets it choose a level's algorithm (AlgorithmInfo::asks_cost_model); only
   // over the communicator's whole group. Null: none.
   const Selector* cost_model = nullptr;
+  // What this rank shares with the others of its node besides messages (the communicator's);
+  // null, or members null: none, and algorithms that would use them fall back to messages.
+  const NodeResources* node = nullptr;
+
+  PeerMemory* peer_memory() const { return node ? node->peer_memory.get() : nullptr; }
+  NodeSlots* node_slots() const { return node ? node->node_slots.get() : nullptr; }
 
   // The pipelining unit: the network's where the group's ranks are on several nodes.
   std::size_t segment_bytes() const {
@@ -149,7 +156,7 @@ struct CollectiveContext {
   // check stays with the whole collective, and the cost model, which prices the communicator's
   // group, with the whole too.
   CollectiveContext over(const Group& other) const {
-    return {transport, pool, other, node_of_rank, tags, tuning};
+    return {transport, pool, other, node_of_rank, tags, tuning, nullptr, nullptr, node};
   }
   // Over a sub-group, in its own tag stage (how algorithms compose).
   CollectiveContext on(const Group& sub_group, unsigned stage) const {

@@ -1,9 +1,9 @@
 // Peer-read all-reduce between ranks of one node: no message carries data. Each rank publishes the
 // addresses of its buffers, reduces its 1/p block by reading the other ranks' inputs straight from
-// their memory (Transport::peer_memory: cross-memory attach between processes, a plain copy
+// their memory (NodeResources::peer_memory: cross-memory attach between processes, a plain copy
 // between threads), then copies every other block of the result from the rank that reduced it.
 // Buffers from allocate_shared (coll/shared_memory.hpp) are not even copied: the peers map them
-// and load from them (Transport::peer_memory's view), with no system call per read.
+// and load from them (NodeResources::peer_memory's view), with no system call per read.
 // Nothing is staged: per rank that is the memory-bandwidth minimum of an all-reduce (read the
 // input, read the peers' parts of one block, write the result; bench/memory_bound measures it).
 // Three rounds order the reads: buffers published (inputs ready), block reduced (results
@@ -94,7 +94,7 @@ SharedRegionRef region_holding(const void* buffer, std::size_t bytes) {
 
 // The same answer on every rank of the group: the node map and PeerMemory's pairs are shared.
 bool reaches_whole_group(const CollectiveContext& context) {
-  PeerMemory* memory = context.transport.peer_memory();
+  PeerMemory* memory = context.peer_memory();
   if (memory == nullptr) return false;
   const Group& group = context.group;
   for (int a = 0; a < group.size(); ++a) {
@@ -113,7 +113,7 @@ bool reaches_whole_group(const CollectiveContext& context) {
 // hand-off as timed at connection; unknown (no slots, or ranks sharing cores, where it is not
 // timed) counts as slow.
 bool lines_come_back_slowly(const CollectiveContext& context) {
-  const NodeSlots* slots = context.transport.node_slots();
+  const NodeSlots* slots = context.node_slots();
   const double handoff = slots != nullptr ? slots->handoff_seconds() : 0;
   return handoff <= 0 || handoff >= kLinesComeBackSlowlySeconds;
 }
@@ -131,7 +131,7 @@ class PeerReadAllreduce {
   PeerReadAllreduce(const CollectiveContext& context, const AllreduceArgs& args)
       : context_(context),
         args_(args),
-        memory_(*context.transport.peer_memory()),
+        memory_(*context.peer_memory()),
         group_(context.group),
         elem_(dtype_size(args.type)),
         blocks_(args.count, static_cast<std::size_t>(group_.size())),

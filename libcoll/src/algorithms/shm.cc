@@ -1,6 +1,6 @@
 // Shared-memory all-reduce between ranks of one node, for small vectors: no message at all. Each
 // rank copies its vector (and its call descriptor, for the argument check) into its slot of the
-// node's shared segment (Transport::node_slots) and publishes it with one store; once it sees
+// node's shared segment (NodeResources::node_slots) and publishes it with one store; once it sees
 // every rank's publication it reduces the n vectors in rank order, the peers' straight from their
 // slots, so every rank computes the same bits. Vectors longer than a slot go slot by slot, a round
 // each. Where the group spans nodes, or the transport has no slots (COLL_NODE_SLOTS=0, shaped

@@ -49,7 +49,7 @@ std::uint64_t digest_of(std::span<const std::byte> descriptor) {
 }  // namespace
 
 bool slots_serve(const CollectiveContext& context) {
-  NodeSlots* slots = context.transport.node_slots();
+  NodeSlots* slots = context.node_slots();
   if (slots == nullptr || context.tags.stage() != 0 ||
       context.tags.context() >= NodeSlots::kContexts) {
     return false;
@@ -68,7 +68,7 @@ bool slots_serve(const CollectiveContext& context) {
 
 SlotRounds::SlotRounds(const CollectiveContext& context)
     : context_(context),
-      slots_(*context.transport.node_slots()),
+      slots_(*context.node_slots()),
       group_(context.group),
       slot_context_(context.tags.context()) {}
 

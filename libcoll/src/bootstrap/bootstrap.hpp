@@ -31,7 +31,20 @@ class Bootstrap {
   virtual void publish_wait(const std::string& record) { (void)record; }
   // Where this rank's bootstrap came from, for diagnostics ("store 127.0.0.1:4567", "mpi").
   virtual std::string describe() const = 0;
+  // The host of the job's rendezvous (the store's), when it has one: ranks on other hosts
+  // listen on the interface that routes to it.
+  virtual std::optional<std::string> rendezvous_host() const { return std::nullopt; }
+  // The job failed and peers may be gone or unreachable: closing must not wait for them.
+  virtual void abandon() {}
+  // A secret every rank of the job knows and that never crossed the network, where the
+  // bootstrap has one (the store's token); otherwise none, and job_secret makes one.
+  virtual std::optional<std::string> own_secret() const { return std::nullopt; }
 };
+
+// The job's secret (see bootstrap/job_secret.hpp): the bootstrap's own, else one that rank 0
+// draws and hands to the others through the bootstrap, which then protects it (MPI's channels,
+// the caller's exchange). Collective.
+std::string job_secret(Bootstrap& bootstrap);
 
 // The environment contract: COLL_RANK, COLL_SIZE, COLL_STORE=host:port and COLL_TOKEN when set;
 // otherwise OpenMPI's rank variables (under mpirun); otherwise a single rank.

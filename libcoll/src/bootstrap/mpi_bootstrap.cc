@@ -22,9 +22,13 @@ class MpiBootstrap final : public Bootstrap {
   }
 
   ~MpiBootstrap() override {
-    exchange_.reset();  // frees its communicator while MPI is still up
+    if (abandoned_) return;  // MPI_Finalize would wait for peers that may be gone for good
+    exchange_.reset();       // frees its communicator while MPI is still up
     if (owns_mpi_) MPI_Finalize();
   }
+
+  // The launcher sees a rank leave without finalizing and ends the job's other ranks.
+  void abandon() override { abandoned_ = true; }
 
   int rank() const override { return exchange_->rank(); }
   int size() const override { return exchange_->size(); }
@@ -36,6 +40,7 @@ class MpiBootstrap final : public Bootstrap {
 
  private:
   bool owns_mpi_ = false;
+  bool abandoned_ = false;
   std::optional<MpiExchange> exchange_;
 };
 

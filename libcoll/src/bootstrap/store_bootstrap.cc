@@ -3,6 +3,8 @@
 #include <mutex>
 
 #include "bootstrap/bootstrap.hpp"
+#include "bootstrap/job_secret.hpp"
+#include "bootstrap/socket.hpp"
 #include "bootstrap/store_client.hpp"
 #include "bootstrap/wait_record.hpp"
 #include "coll/error.hpp"
@@ -29,6 +31,7 @@ class StoreBootstrap final : public Bootstrap {
         rank_(rank),
         size_(size),
         address_(address),
+        token_(token),
         key_prefix_(next_key_prefix(address, token, rank)) {}
 
   int rank() const override { return rank_; }
@@ -65,12 +68,21 @@ class StoreBootstrap final : public Bootstrap {
     }
   }
   std::string describe() const override { return "store " + address_; }
+  std::optional<std::string> rendezvous_host() const override {
+    return split_host_port(address_, "COLL_STORE").first;
+  }
+  // Derived from the token, which only the job's ranks know; the digest never leaves the rank.
+  std::optional<std::string> own_secret() const override {
+    const Digest key = hmac_sha256(token_, "libcoll job secret");
+    return std::string(key.begin(), key.end());
+  }
 
  private:
   StoreClient client_;
   int rank_;
   int size_;
   std::string address_;
+  std::string token_;
   std::string key_prefix_;
 };
 

@@ -71,14 +71,10 @@ class InprocTransport final : public Transport {
  public:
   InprocTransport(std::shared_ptr<InprocWorld> world, InprocWorld::Mailbox* mailboxes, int rank,
                   const TransportOptions& options, Bootstrap* bootstrap)
-      : world_(std::move(world)),
+      : Transport(bootstrap, options),
+        world_(std::move(world)),
         mailboxes_(mailboxes),
         rank_(rank),
-        waiter_(*this, bootstrap, options),
-        shared_address_space_(world_->size()),
-        node_slots_(world_->slots_memory()
-                        ? NodeSlots::in_process(world_->slots_memory(), world_->size(), rank)
-                        : nullptr),
         description_("inproc: " + std::to_string(world_->size()) + " ranks as threads") {}
 
   // After a failure, receives may be abandoned: withdraw the posted ones so that no sender
@@ -134,7 +130,7 @@ class InprocTransport final : public Transport {
     arrived->second.pop_front();
     if (arrived->second.empty()) mine.unexpected.erase(arrived);
     Request request{nullptr, peer, false, bytes, true, up_to};
-    waiter_.complete_receive(request, message.size());
+    waiter().complete_receive(request, message.size());
     if (!message.empty()) std::memcpy(data, message.data(), message.size());
     return request;
   }
@@ -153,17 +149,9 @@ class InprocTransport final : public Transport {
     delete receive;
     request.handle = nullptr;
     request.done = true;
-    waiter_.complete_receive(request, received);
+    waiter().complete_receive(request, received);
     return true;
   }
-
-  void wait_all(std::span<Request> requests) override { waiter_.wait_all(requests); }
-  void wait_for(WaitCondition& condition) override { waiter_.wait_for(condition); }
-  std::string fail_job(const std::string& reason) override { return waiter_.fail_job(reason); }
-  PeerMemory* peer_memory() override {
-    return world_->peer_memory_enabled() ? &shared_address_space_ : nullptr;
-  }
-  NodeSlots* node_slots() override { return node_slots_.get(); }
 
   bool probe(int peer, Tag tag) override {
     InprocWorld::Mailbox& mine = mailboxes_[rank_];
@@ -179,6 +167,8 @@ class InprocTransport final : public Transport {
   }
 
   bool wakes_on_delivery() const override { return true; }  // senders notify `delivered`
+  // No descriptor: sleep_until_event waits on the mailbox's condition variable instead.
+  bool add_wake_fds(std::vector<pollfd>&) override { return true; }
 
   // Returns at once when something was delivered since the last sleep, so no wake-up is lost
   // between the waiter's last test and this call.
@@ -194,11 +184,8 @@ class InprocTransport final : public Transport {
   std::shared_ptr<InprocWorld> world_;
   InprocWorld::Mailbox* mailboxes_;
   int rank_;
-  Waiter waiter_;
   std::uint64_t deliveries_seen_ = 0;
   std::unordered_set<PostedReceive*> outstanding_;  // posted and not yet completed by test()
-  SharedAddressSpace shared_address_space_;
-  std::unique_ptr<NodeSlots> node_slots_;  // over the world's memory: every rank is on one node
   std::string description_;
 };
 
@@ -210,8 +197,8 @@ std::map<std::string, std::weak_ptr<InprocWorld>>& published_worlds() {
   return worlds;
 }
 
-std::unique_ptr<Transport> make_registered(Bootstrap& bootstrap, const std::vector<int>&,
-                                           const TransportOptions& options) {
+Connection make_registered(Bootstrap& bootstrap, const std::vector<int>&,
+                           const TransportOptions& options) {
   std::shared_ptr<InprocWorld> world;
   std::string name;
   if (bootstrap.rank() == 0) {
@@ -233,7 +220,8 @@ std::unique_ptr<Transport> make_registered(Bootstrap& bootstrap, const std::vect
                     ": COLL_TRANSPORT=inproc joins only ranks that are threads of one process, "
                     "and rank 0 is in another process (use COLL_TRANSPORT=ucx)");
   }
-  return world->make_transport(bootstrap.rank(), options, &bootstrap);
+  return {world->make_transport(bootstrap.rank(), options, &bootstrap),
+          world->node_resources(bootstrap.rank())};
 }
 
 const TransportRegistration kInproc("inproc", make_registered);
@@ -260,6 +248,13 @@ std::shared_ptr<InprocWorld> InprocWorld::create(int size) {
 
 int InprocWorld::size() const {
   return size_;
+}
+
+NodeResources InprocWorld::node_resources(int rank) const {
+  NodeResources node;
+  if (peer_memory_enabled_) node.peer_memory = std::make_unique<SharedAddressSpace>(size_);
+  if (slots_memory_) node.node_slots = NodeSlots::in_process(slots_memory_, size_, rank);
+  return node;
 }
 
 std::unique_ptr<Transport> InprocWorld::make_transport(int rank, const TransportOptions& options,

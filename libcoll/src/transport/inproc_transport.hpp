@@ -7,6 +7,7 @@
 
 #include <memory>
 
+#include "transport/node_resources.hpp"
 #include "transport/transport.hpp"
 
 namespace coll {
@@ -19,14 +20,13 @@ class InprocWorld : public std::enable_shared_from_this<InprocWorld> {
   static std::shared_ptr<InprocWorld> create(int size);
   ~InprocWorld();
   int size() const;
-  // Whether its transports offer PeerMemory (COLL_PEER_MEMORY, read when the world is created).
-  bool peer_memory_enabled() const { return peer_memory_enabled_; }
-  // The node slots' memory all its ranks share (node_slots.hpp), or null (COLL_NODE_SLOTS=0).
-  const std::shared_ptr<void>& slots_memory() const { return slots_memory_; }
 
   // Rank `rank`'s transport; `bootstrap` (may be null) carries the job's abort message.
   std::unique_ptr<Transport> make_transport(int rank, const TransportOptions& options,
                                             Bootstrap* bootstrap = nullptr);
+  // What rank `rank` shares with the others, all on one node: their memory, read directly
+  // (unless COLL_PEER_MEMORY=0), and node slots in the world's memory (unless COLL_NODE_SLOTS=0).
+  NodeResources node_resources(int rank) const;
 
   struct Mailbox;
 

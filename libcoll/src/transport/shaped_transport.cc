@@ -137,13 +137,13 @@ class ShapedTransport final : public Transport {
   ShapedTransport(std::unique_ptr<Transport> inner, const LinkShape& shape, int rank,
                   std::vector<int> node_of_rank, std::shared_ptr<void> job_memory,
                   Bootstrap* bootstrap, const TransportOptions& options)
-      : inner_(std::move(inner)),
+      : Transport(bootstrap, options),
+        inner_(std::move(inner)),
         shape_(shape),
         rank_(rank),
         node_of_rank_(std::move(node_of_rank)),
         job_memory_(std::move(job_memory)),
         timeout_s_(options.timeout_s),
-        waiter_(*this, bootstrap, options),
         description_("shaped(" + shape.to_string() + ") over " + inner_->describe()) {
     const int nodes = node_count(node_of_rank_);
     if (!shape_.virtual_clock) {
@@ -208,12 +208,9 @@ class ShapedTransport final : public Transport {
     return true;
   }
 
-  void wait_all(std::span<Request> requests) override { waiter_.wait_all(requests); }
-  void wait_for(WaitCondition& condition) override { waiter_.wait_for(condition); }
-  std::string fail_job(const std::string& reason) override { return waiter_.fail_job(reason); }
   void check_link(int peer) override { inner_->check_link(peer); }
   bool wakes_on_delivery() const override { return inner_->wakes_on_delivery(); }
-  bool emulates_links() const override { return true; }
+  bool add_wake_fds(std::vector<pollfd>& fds) override { return inner_->add_wake_fds(fds); }
 
   // Sleeps no later than the next held send's release or reservation, so that it leaves on time.
   void sleep_until_event(int abort_fd, int max_us) override {
@@ -336,7 +333,6 @@ class ShapedTransport final : public Transport {
   JobLinks<LinkCalendar> calendars_;  // on the virtual clock, in job_memory_
   std::optional<SendStamps> stamps_;  // on the virtual clock, in job_memory_ after calendars_
   std::optional<cluster_clock::VirtualClockUser> virtual_clock_;
-  Waiter waiter_;
   std::deque<HeldSend*> waiting_;       // held, not yet posted, in send order
   std::int64_t next_send_ns_ = 0;       // when this rank's next send may start (reserve_due,
                                         // send_stamped)
@@ -369,9 +365,10 @@ std::shared_ptr<void> shared_job_memory(Bootstrap& bootstrap, const LinkShape& s
   return std::shared_ptr<void>(segment, segment->base());
 }
 
-std::unique_ptr<Transport> wrap_registered(std::unique_ptr<Transport> inner, Bootstrap& bootstrap,
-                                           const std::vector<int>& node_of_rank,
-                                           const TransportOptions& options) {
+// What the ranks of a node share besides messages stays unused: hand-offs through it would bypass
+// the emulated links.
+Connection wrap_registered(Connection inner, Bootstrap& bootstrap,
+                           const std::vector<int>& node_of_rank, const TransportOptions& options) {
   const auto text = env_string("COLL_SHAPE");
   if (!text) {
     throw Error(Status::InvalidArgument,
@@ -381,8 +378,10 @@ std::unique_ptr<Transport> wrap_registered(std::unique_ptr<Transport> inner, Boo
   const LinkShape shape = LinkShape::parse(*text, "COLL_SHAPE");
   const std::vector<int> nodes = renumbered(node_of_rank);
   auto memory = shared_job_memory(bootstrap, shape, node_count(nodes));
-  return make_shaped_transport(std::move(inner), shape, bootstrap.rank(), nodes, std::move(memory),
-                               &bootstrap, options);
+  Connection shaped{make_shaped_transport(std::move(inner.transport), shape, bootstrap.rank(),
+                                          nodes, std::move(memory), &bootstrap, options)};
+  shaped.emulated_links = true;
+  return shaped;
 }
 
 const TransportWrapperRegistration kShaped("shaped", wrap_registered);

@@ -14,7 +14,6 @@
 #include <cstring>
 #include <list>
 
-#include "bootstrap/bootstrap.hpp"
 #include "coll/error.hpp"
 
 namespace coll {
@@ -28,45 +27,11 @@ constexpr std::size_t kHeaderBytes = sizeof(WireHeader);
 
 // Unexpected messages' buffers kept for reuse: touching fresh memory is slow on these VMs.
 constexpr std::size_t kMaxSpareBuffers = 16;
-constexpr double kConnectTimeoutSeconds = 30;
 // A link's staging buffer: short messages and their headers are read through it.
 constexpr std::size_t kStagingBytes = 64 * 1024;
 
-std::string ipv4_of(const std::string& device) {
-  ifaddrs* interfaces = nullptr;
-  if (::getifaddrs(&interfaces) != 0) throw_system_error("getifaddrs");
-  std::string found;
-  for (ifaddrs* entry = interfaces; entry != nullptr && found.empty(); entry = entry->ifa_next) {
-    if (entry->ifa_addr == nullptr || entry->ifa_addr->sa_family != AF_INET) continue;
-    if (device != entry->ifa_name) continue;
-    char text[INET_ADDRSTRLEN];
-    const auto* address = reinterpret_cast<const sockaddr_in*>(entry->ifa_addr);
-    if (::inet_ntop(AF_INET, &address->sin_addr, text, sizeof text) != nullptr) found = text;
-  }
-  ::freeifaddrs(interfaces);
-  if (found.empty()) {
-    throw Error(Status::InvalidArgument,
-                "COLL_NET=sockets: network device '" + device +
-                    "' (COLL_UCX_NET_DEVICES) has no IPv4 address; name an IP interface such as "
-                    "lo or eth0, or set COLL_NET=ucx");
-  }
-  return found;
-}
-
 void set_option(int fd, int level, int name, int value) {
   ::setsockopt(fd, level, name, &value, sizeof value);
-}
-
-// Reads or writes `bytes` of a blocking socket during setup; throws naming `what`.
-void transfer_all(int fd, void* data, std::size_t bytes, bool sending, const std::string& what) {
-  auto* at = static_cast<std::byte*>(data);
-  while (bytes > 0) {
-    const ssize_t n = sending ? ::send(fd, at, bytes, MSG_NOSIGNAL) : ::recv(fd, at, bytes, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw_system_error(what);
-    at += n;
-    bytes -= static_cast<std::size_t>(n);
-  }
 }
 
 }  // namespace
@@ -123,70 +88,19 @@ struct SocketLinks::Link {
   std::string failure;
 };
 
-SocketLinks::SocketLinks(Bootstrap& bootstrap, const std::vector<int>& node_of_rank,
-                         const std::string& device, std::size_t send_buffer_bytes) {
-  const int me = bootstrap.rank();
-  const int size = bootstrap.size();
-  const std::string host = ipv4_of(device);
-  int port = 0;
-  const Socket listener = Socket::listen(host, &port);
-  const auto addresses = bootstrap.allgather("sockets/address", host + ":" + std::to_string(port));
-
-  links_.resize(static_cast<std::size_t>(size));
-  const auto add_link = [&](int peer, Socket socket) {
-    set_option(socket.fd(), IPPROTO_TCP, TCP_NODELAY, 1);
-    if (send_buffer_bytes > 0) {
-      set_option(socket.fd(), SOL_SOCKET, SO_SNDBUF, static_cast<int>(send_buffer_bytes));
-    }
+SocketLinks::SocketLinks(std::vector<Socket> sockets, std::size_t send_buffer_bytes) {
+  links_.resize(sockets.size());
+  for (std::size_t peer = 0; peer < sockets.size(); ++peer) {
+    if (!sockets[peer].valid()) continue;
+    const int fd = sockets[peer].fd();
+    set_option(fd, IPPROTO_TCP, TCP_NODELAY, 1);
+    if (send_buffer_bytes > 0) set_option(fd, SOL_SOCKET, SO_SNDBUF, int(send_buffer_bytes));
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
     auto link_ptr = std::make_unique<Link>();
-    link_ptr->peer = peer;
-    link_ptr->socket = std::move(socket);
-    links_[static_cast<std::size_t>(peer)] = std::move(link_ptr);
-  };
-  // Lower ranks connect, higher ranks accept: connect returns once the listener's backlog holds
-  // the connection, so every rank connects first and then accepts without deadlock.
-  int to_accept = 0;
-  for (int peer = 0; peer < size; ++peer) {
-    if (node_of_rank[peer] == node_of_rank[me]) continue;
-    if (peer < me) {
-      ++to_accept;
-      continue;
-    }
-    const auto [peer_host, peer_port] = split_host_port(addresses[peer], "sockets address");
-    Socket socket = Socket::connect(peer_host, peer_port, kConnectTimeoutSeconds);
-    std::int32_t hello = me;
-    transfer_all(socket.fd(), &hello, sizeof hello, true,
-                 "greet rank " + std::to_string(peer) + " at " + addresses[peer]);
-    add_link(peer, std::move(socket));
-  }
-  for (int i = 0; i < to_accept; ++i) {
-    pollfd incoming{listener.fd(), POLLIN, 0};
-    if (::poll(&incoming, 1, static_cast<int>(kConnectTimeoutSeconds * 1000)) == 0) {
-      std::string missing;
-      for (int peer = 0; peer < me; ++peer) {
-        if (node_of_rank[peer] != node_of_rank[me] && !links_[peer]) {
-          missing += (missing.empty() ? "" : ", ") + std::to_string(peer);
-        }
-      }
-      throw Error(Status::Timeout,
-                  "no connection from rank(s) " + missing + " of other nodes within " +
-                      std::to_string(static_cast<int>(kConnectTimeoutSeconds)) + " s");
-    }
-    Socket socket(::accept4(listener.fd(), nullptr, nullptr, SOCK_CLOEXEC));
-    if (!socket.valid()) throw_system_error("accept a connection from another node");
-    std::int32_t peer = -1;
-    transfer_all(socket.fd(), &peer, sizeof peer, false, "read a connecting rank's greeting");
-    if (peer < 0 || peer >= me || node_of_rank[peer] == node_of_rank[me] || links_[peer]) {
-      throw Error(Status::InternalError,
-                  "sockets: unexpected greeting from rank " + std::to_string(peer));
-    }
-    add_link(peer, std::move(socket));
-  }
-  for (auto& link_ptr : links_) {
-    if (!link_ptr) continue;
-    const int flags = ::fcntl(link_ptr->socket.fd(), F_GETFL);
-    ::fcntl(link_ptr->socket.fd(), F_SETFL, flags | O_NONBLOCK);
+    link_ptr->peer = static_cast<int>(peer);
+    link_ptr->socket = std::move(sockets[peer]);
     remote_.push_back(link_ptr.get());
+    links_[peer] = std::move(link_ptr);
   }
 }
 

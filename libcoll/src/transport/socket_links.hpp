@@ -1,8 +1,8 @@
-// Tagged messages between nodes over plain TCP sockets, one connection per pair of ranks
-// (COLL_NET=sockets). Each message is a 16-byte header (tag, length) and its payload. A receive
-// posted before its message's header arrives gets the payload straight from the socket into its
-// buffer; a message nobody waits for yet lands in a pooled buffer and is copied out when its
-// receive is posted. Sends go from the caller's buffer to the socket: no copy in user space
+// Tagged messages over plain TCP sockets, one connection per pair of linked ranks (the sockets
+// transport, socket_transport.cc). Each message is a 16-byte header (tag, length) and its payload.
+// A receive posted before its message's header arrives gets the payload straight from the socket
+// into its buffer; a message nobody waits for yet lands in a pooled buffer and is copied out when
+// its receive is posted. Sends go from the caller's buffer to the socket: no copy in user space
 // (UCX's TCP transport copies every received fragment once more, docs/bandwidth.md).
 #pragma once
 
@@ -19,17 +19,14 @@
 
 namespace coll {
 
-class Bootstrap;
-
 class SocketLinks {
  public:
   struct Operation;
 
-  // Collective over the bootstrap: listens on the IPv4 address of `device` (a network interface
-  // such as "lo" or "eth0") and connects this rank to every rank of another node. Each socket's
-  // send buffer is `send_buffer_bytes` (SO_SNDBUF; 0 leaves it to the kernel's autotuning).
-  SocketLinks(Bootstrap& bootstrap, const std::vector<int>& node_of_rank, const std::string& device,
-              std::size_t send_buffer_bytes);
+  // Over the connected `sockets` (by rank; invalid for ranks not linked: see
+  // socket_rendezvous.hpp). Each socket's send buffer is `send_buffer_bytes` (SO_SNDBUF; 0
+  // leaves it to the kernel's autotuning).
+  SocketLinks(std::vector<Socket> sockets, std::size_t send_buffer_bytes);
   ~SocketLinks();
   SocketLinks(const SocketLinks&) = delete;
   SocketLinks& operator=(const SocketLinks&) = delete;
@@ -76,7 +73,7 @@ class SocketLinks {
   Buffer take_spare(std::size_t bytes);
   void keep_spare(Buffer buffer);
 
-  std::vector<std::unique_ptr<Link>> links_;  // by rank; null for this node's ranks
+  std::vector<std::unique_ptr<Link>> links_;  // by rank; null for ranks not linked
   std::vector<Link*> remote_;                 // the non-null links_
   mutable std::vector<pollfd> ready_;         // progress's poll set, reused
   std::vector<Operation*> live_;              // every operation not yet released

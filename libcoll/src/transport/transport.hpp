@@ -1,29 +1,48 @@
 // Moves bytes between two ranks: non-blocking tagged send/receive, completion by polling, and
-// waiting that neither starves other ranks nor outlives COLL_TIMEOUT.
+// waiting (through the Waiter every transport has) that neither starves other ranks nor outlives
+// COLL_TIMEOUT. What the ranks of a node share besides messages (reads of each other's memory,
+// slots in shared memory) is not a transport's business: see node_resources.hpp.
 #pragma once
+
+#include <poll.h>
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <span>
 #include <string>
-
-#include "transport/peer_memory.hpp"
+#include <vector>
 
 namespace coll {
 
-class NodeSlots;
+class Bootstrap;
+class Waiter;
 
 using Tag = std::uint64_t;
+
+// Which of a rank's peers a transport links it to: a routing transport gives the links of each
+// class (inside the node, across the network) to a transport of its own.
+enum class Links { all, node, network };
 
 // What every transport is told, whatever its kind (its own options it reads itself).
 struct TransportOptions {
   double timeout_s = 60;       // COLL_TIMEOUT: see Waiter
   int ranks_on_this_host = 1;  // more ranks than cores: yield the core while waiting
+  Links links = Links::all;
+  std::vector<int> host_of_rank;  // dense host ids (empty: every rank on this host)
+  // Host names by rank, where the job spans hosts (empty otherwise): errors name the peer's host.
+  std::vector<std::string> host_name_of_rank;
 
   // More ranks on this host than it has cores: a rank waiting may hold the core its peer needs.
   bool ranks_outnumber_cores() const;
+  // Whether a rank links to `peer`, given which node each rank is on.
+  bool links_to(const std::vector<int>& node_of_rank, int me, int peer) const;
+  // Whether the job's ranks are on more than one host.
+  bool spans_hosts() const;
+  // "rank 3", or "rank 3 (host-b)" where the job spans hosts.
+  std::string rank_name(int rank) const;
 };
 
 // Something to wait for besides transport requests: peers' publications in shared memory.
@@ -49,7 +68,11 @@ class Transport {
     bool up_to = false;  // a shorter message is no error (receive_up_to)
   };
 
-  virtual ~Transport() = default;
+  // `bootstrap` (may be null) is where the job's abort message arrives and where it is posted.
+  Transport(Bootstrap* bootstrap, const TransportOptions& options);
+  virtual ~Transport();
+  Transport(const Transport&) = delete;
+  Transport& operator=(const Transport&) = delete;
 
   virtual Request send(int peer, Tag tag, const void* data, std::size_t bytes) = 0;
   virtual Request recv(int peer, Tag tag, void* data, std::size_t bytes) = 0;
@@ -62,44 +85,37 @@ class Transport {
   // failed (peer unreachable, message size mismatch).
   virtual bool test(Request& request) = 0;
 
-  // Blocks until every request completes (every transport delegates to its Waiter, which owns
-  // the timeout, the abort check and the error naming the silent peer).
-  virtual void wait_all(std::span<Request> requests) = 0;
+  // Blocks until every request completes, through the Waiter, which owns the timeout, the abort
+  // check and the error naming the silent peer.
+  void wait_all(std::span<Request> requests);
   void wait(Request& request) { wait_all(std::span<Request>(&request, 1)); }
   // The same waiting for a condition of shared memory (node slots), under the same timeout.
-  virtual void wait_for(WaitCondition& condition) = 0;
+  void wait_for(WaitCondition& condition);
 
-  // Direct reads of other ranks' memory, or null when this transport offers none (algorithms
-  // that use it then fall back to messages).
-  virtual PeerMemory* peer_memory() { return nullptr; }
-  // Shared-memory slots among the ranks of each node (node_slots.hpp), or null; a transport
-  // that shapes or counts messages offers none, since hand-offs through them bypass it.
-  virtual NodeSlots* node_slots() { return nullptr; }
   // Whether a message from `peer` with `tag` has arrived and waits for its receive (which is not
-  // consumed). Only needed by transports that offer node slots: an algorithm waiting in them
-  // looks for the message of a peer that runs another algorithm.
+  // consumed). Needed where ranks of a node also hand each other data through node slots: an
+  // algorithm waiting in them looks for the message of a peer that runs another algorithm.
   virtual bool probe(int peer, Tag tag) {
     (void)peer;
     (void)tag;
     return false;
   }
 
-  // The two hooks of the Waiter (waiter.hpp) beyond progress and test; public so that a
-  // decorator (the shaped transport) can forward them to the transport it wraps.
+  // The Waiter's hooks (waiter.hpp) beyond progress and test; public so that a decorator or a
+  // routing transport can forward them to the transports it holds.
   // Throws (usually through Waiter::peer_lost) when the link to `peer` is known to be broken.
   virtual void check_link(int peer) = 0;
+  // Adds the descriptors that become ready when this transport has something to progress;
+  // false when it has something already (the waiter then does not sleep).
+  virtual bool add_wake_fds(std::vector<pollfd>& fds) = 0;
   // Returns when the transport may have something to progress, when `abort_fd` (-1: none)
-  // becomes readable, or after max_us microseconds, whichever comes first.
-  virtual void sleep_until_event(int abort_fd, int max_us) = 0;
+  // becomes readable, or after max_us microseconds, whichever comes first. By default a poll
+  // on add_wake_fds' descriptors.
+  virtual void sleep_until_event(int abort_fd, int max_us);
   // True when sleep_until_event returns as soon as a message is delivered (no system call or
   // device to poll): the waiter then sleeps at once, as spinning would only burn a core the
   // sending rank may need.
   virtual bool wakes_on_delivery() const { return false; }
-
-  // Whether this transport emulates the links between nodes itself (the shaped wrapper's NIC per
-  // node): the cost model then lets a node's flows share that NIC even where the nodes are
-  // emulated on one host (model::CostParams::nic_shared).
-  virtual bool emulates_links() const { return false; }
 
   // Human-readable summary ("ucx: 3 peer(s) over sm,self, 4 over tcp(lo)").
   virtual const char* describe() const = 0;
@@ -116,14 +132,20 @@ class Transport {
   // timing out one after another and blaming a healthy neighbour. Returns the job's reason:
   // another rank's, when it found the problem first, so that every rank reports the same one.
   // Where the bootstrap has no channel for it (MPI, a caller's exchange), returns `reason`.
-  virtual std::string fail_job(const std::string& reason) { return reason; }
+  std::string fail_job(const std::string& reason);
 
   // A collective failed on this transport: peers may be stopped or gone and messages may be
   // in flight, so the teardown neither waits for peers nor expects requests to complete.
   void mark_failed() { failed_.store(true, std::memory_order_release); }
   bool failed() const { return failed_.load(std::memory_order_acquire) || interrupted(); }
 
+ protected:
+  // For the transport's own reports: a lost peer, a message of the wrong size.
+  Waiter& waiter() { return *waiter_; }
+
  private:
+  std::unique_ptr<Waiter> waiter_;
+  std::vector<pollfd> sleep_fds_;  // sleep_until_event's, reused
   std::once_flag interrupt_once_;
   std::string interrupt_reason_;  // written once, before interrupted_ is set
   std::atomic<bool> interrupted_{false};

@@ -33,6 +33,16 @@ std::vector<std::pair<std::string_view, TransportWrapper>>& registered_wrappers(
 
 }  // namespace
 
+Connection between_processes(std::unique_ptr<Transport> transport, Bootstrap& bootstrap,
+                             const std::vector<int>& node_of_rank,
+                             const TransportOptions& options) {
+  Connection connection{std::move(transport)};
+  if (options.links != Links::network) {
+    connection.node = NodeResources::between_processes(bootstrap, node_of_rank, options);
+  }
+  return connection;
+}
+
 TransportWrapperRegistration::TransportWrapperRegistration(std::string_view name,
                                                            TransportWrapper wrapper) {
   registered_wrappers().emplace_back(name, wrapper);
@@ -49,9 +59,8 @@ std::vector<std::string_view> transport_names() {
   return names;
 }
 
-std::unique_ptr<Transport> make_transport(std::string_view name, Bootstrap& bootstrap,
-                                          const std::vector<int>& node_of_rank,
-                                          const TransportOptions& options) {
+Connection make_transport(std::string_view name, Bootstrap& bootstrap,
+                          const std::vector<int>& node_of_rank, const TransportOptions& options) {
   const auto colon = name.find(':');
   if (colon != std::string_view::npos) {
     const std::string_view wrapper = name.substr(0, colon);

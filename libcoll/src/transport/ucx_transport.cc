@@ -1,6 +1,6 @@
-// The UCX transport: tagged messages over shared memory inside a node and TCP between nodes
-// (COLL_TRANSPORT=ucx, the default), either through UCX or through libcoll's own sockets
-// (COLL_NET). Reads its own COLL_UCX_* options.
+// The UCX transport: tagged messages through UCX, over shared memory inside a node and TCP between
+// nodes (COLL_TRANSPORT=ucx; by default the `auto` transport's links inside a node, and its links
+// between nodes too under COLL_NET=ucx). Reads its own COLL_UCX_* options.
 #include <poll.h>
 
 #include <algorithm>
@@ -14,9 +14,7 @@
 #include "coll/env.hpp"
 #include "coll/error.hpp"
 #include "core/log.hpp"
-#include "transport/cross_memory.hpp"
-#include "transport/node_slots.hpp"
-#include "transport/socket_links.hpp"
+#include "transport/network_interfaces.hpp"
 #include "transport/transport_registry.hpp"
 #include "transport/ucx_worker.hpp"
 #include "transport/waiter.hpp"
@@ -24,54 +22,26 @@
 namespace coll {
 namespace {
 
-// Over loopback (emulated nodes of one machine) the wire is the receiving rank's copy out of
-// the socket, which reads the data from cache only while little of it is in flight: the
-// kernel's autotuning grows each send buffer to 4 MiB, and with 4 ranks on 2 cores a 64 MiB
-// all-reduce took 1.3-1.4x longer than with 256 KiB (docs/bandwidth.md). Over a real network the
-// buffer must cover the bandwidth-delay product, which autotuning sizes.
-constexpr std::size_t kLoopbackSendBufferBytes = 256 * 1024;
-constexpr long long kMinSendBufferBytes = 4 * 1024;
-constexpr long long kMaxSendBufferBytes = 1LL << 30;
-
-std::size_t socket_send_buffer_of(const std::string& net_devices) {
-  const auto value = env_string("COLL_SOCKET_SNDBUF");
-  if (!value) return net_devices == "lo" ? kLoopbackSendBufferBytes : 0;
-  if (*value == "auto") return 0;
-  const auto bytes = parse_size(*value);
-  if (!bytes || *bytes < kMinSendBufferBytes || *bytes > kMaxSendBufferBytes) {
-    throw Error(Status::InvalidArgument,
-                "COLL_SOCKET_SNDBUF='" + *value +
-                    "': expected a size from 4K to 1G (such as 256K) or auto");
-  }
-  return static_cast<std::size_t>(*bytes);
-}
-
-// ", send buffer 256K" or ", send buffer autotuned": the collbench header records it.
-std::string socket_send_buffer_text(std::size_t bytes) {
-  if (bytes == 0) return ", send buffer autotuned";
-  return ", send buffer " +
-         (bytes % 1024 == 0 ? std::to_string(bytes / 1024) + "K" : std::to_string(bytes));
-}
-
 struct UcxOptions {
-  std::string local_tls = "sm,self";   // COLL_UCX_LOCAL_TLS
-  bool net_sockets = true;             // COLL_NET: sockets (libcoll's own) or ucx
-  std::string net_tls = "tcp";         // COLL_UCX_NET_TLS
-  std::string net_devices = "lo";      // COLL_UCX_NET_DEVICES
-  std::size_t socket_send_buffer = 0;  // COLL_SOCKET_SNDBUF; 0: the kernel's autotuning
+  std::string local_tls = "sm,self";  // COLL_UCX_LOCAL_TLS
+  std::string net_tls = "tcp";        // COLL_UCX_NET_TLS
+  // COLL_UCX_NET_DEVICES; by default loopback on one host, across hosts the interface the
+  // sockets transport would choose without knowing the other hosts' (network_interfaces.hpp).
+  std::string net_devices = "lo";
 
-  static UcxOptions from_environment() {
+  static UcxOptions from_environment(Bootstrap& bootstrap, const TransportOptions& transport) {
     UcxOptions options;
-    if (auto value = env_string("COLL_NET")) {
-      if (*value != "sockets" && *value != "ucx") {
-        throw Error(Status::InvalidArgument, "COLL_NET='" + *value + "': expected sockets or ucx");
-      }
-      options.net_sockets = *value == "sockets";
-    }
     if (auto value = env_string("COLL_UCX_LOCAL_TLS")) options.local_tls = *value;
     if (auto value = env_string("COLL_UCX_NET_TLS")) options.net_tls = *value;
-    if (auto value = env_string("COLL_UCX_NET_DEVICES")) options.net_devices = *value;
-    options.socket_send_buffer = socket_send_buffer_of(options.net_devices);
+    if (auto value = env_string("COLL_UCX_NET_DEVICES")) {
+      options.net_devices = *value;
+    } else if (transport.spans_hosts()) {
+      InterfaceQuestion question{ipv4_interfaces(), interface_filter_from_environment(), true};
+      if (auto host = bootstrap.rendezvous_host()) {
+        question.rendezvous_route = interface_routing_to(*host);
+      }
+      options.net_devices = choose_interface(question).interface.name;
+    }
     return options;
   }
 };
@@ -120,7 +90,7 @@ UcxSettings net_settings(const std::string& tls) {
 }
 
 struct PeerLink {
-  UcxWorker* worker = nullptr;  // null: the link is a socket (SocketLinks)
+  UcxWorker* worker = nullptr;
   ucp_ep_h endpoint = nullptr;
   ucs_status_t failure = UCS_OK;  // set by UCX's error handler when the link breaks
 };
@@ -142,57 +112,44 @@ class UcxTransport final : public Transport {
   }
   bool progress() override;
   bool test(Request& request) override;
-  void wait_all(std::span<Request> requests) override { waiter_.wait_all(requests); }
-  void wait_for(WaitCondition& condition) override { waiter_.wait_for(condition); }
-  std::string fail_job(const std::string& reason) override { return waiter_.fail_job(reason); }
-  PeerMemory* peer_memory() override { return peer_memory_.get(); }
-  NodeSlots* node_slots() override { return node_slots_.get(); }
   bool probe(int peer, Tag tag) override;
   const char* describe() const override { return description_.c_str(); }
   void check_link(int peer) override;
-  void sleep_until_event(int abort_fd, int max_us) override;
+  bool add_wake_fds(std::vector<pollfd>& fds) override;
 
  private:
   PeerLink& link(int peer);
-  bool over_sockets(int peer) { return link(peer).worker == nullptr; }
   Request post_receive(int peer, Tag tag, void* data, std::size_t bytes, bool up_to);
   void track(void* request);
   void forget(void* request);
   void cancel_in_flight();
   void close_endpoints(bool graceful);
   void warm_shared_memory(const std::vector<int>& node_of_rank);
-  bool test_socket(Request& request);
 
   Bootstrap& bootstrap_;
-  Waiter waiter_;
   std::unique_ptr<UcxWorker> local_;
   std::unique_ptr<UcxWorker> net_;
-  std::unique_ptr<SocketLinks> sockets_;  // instead of net_ when COLL_NET=sockets
-  std::vector<pollfd> sleep_fds_;         // sleep_until_event's, reused
   std::vector<std::unique_ptr<PeerLink>> links_;
   // Requests posted and not yet completed: a few per collective, so a vector searched on
   // completion costs less than a hash set's node per request.
   std::vector<void*> in_flight_;
   bool drained_ = true;  // false: after a failure, UCX still had operations queued
-  std::unique_ptr<CrossMemory> peer_memory_;  // ranks of this node read each other's buffers
-  std::unique_ptr<NodeSlots> node_slots_;     // and hand each other small vectors
   std::string description_;
 };
 
 UcxTransport::UcxTransport(Bootstrap& bootstrap, const std::vector<int>& node_of_rank,
                            const TransportOptions& transport_options)
-    : bootstrap_(bootstrap), waiter_(*this, &bootstrap, transport_options) {
+    : Transport(&bootstrap, transport_options), bootstrap_(bootstrap) {
   const int me = bootstrap.rank();
   const int size = bootstrap.size();
-  const UcxOptions options = UcxOptions::from_environment();
-  const bool any_remote = std::any_of(node_of_rank.begin(), node_of_rank.end(),
-                                      [&](int node) { return node != node_of_rank[me]; });
+  const UcxOptions options = UcxOptions::from_environment(bootstrap, transport_options);
+  const auto linked = [&](int peer) { return transport_options.links_to(node_of_rank, me, peer); };
+  bool any_remote = false;
+  for (int peer = 0; peer < size; ++peer)
+    any_remote |= linked(peer) && node_of_rank[peer] != node_of_rank[me];
   const UcxSettings shared_memory = local_settings(options.local_tls, transport_options);
   local_ = std::make_unique<UcxWorker>(options.local_tls, options.net_devices, shared_memory);
-  if (any_remote && options.net_sockets) {
-    sockets_ = std::make_unique<SocketLinks>(bootstrap, node_of_rank, options.net_devices,
-                                             options.socket_send_buffer);
-  } else if (any_remote) {
+  if (any_remote) {
     net_ = std::make_unique<UcxWorker>(options.net_tls, options.net_devices,
                                        net_settings(options.net_tls));
   }
@@ -203,15 +160,13 @@ UcxTransport::UcxTransport(Bootstrap& bootstrap, const std::vector<int>& node_of
 
   int local_peers = 0;
   links_.resize(static_cast<std::size_t>(size));
+  int remote_peers = 0;
   for (int peer = 0; peer < size; ++peer) {
-    if (peer == me) continue;
+    if (!linked(peer)) continue;
     auto link_ptr = std::make_unique<PeerLink>();
     const bool same_node = node_of_rank[peer] == node_of_rank[me];
     local_peers += same_node;
-    if (!same_node && sockets_) {
-      links_[static_cast<std::size_t>(peer)] = std::move(link_ptr);
-      continue;
-    }
+    remote_peers += !same_node;
     link_ptr->worker = same_node ? local_.get() : net_.get();
     const std::string& address = same_node ? local_addresses[peer] : net_addresses[peer];
     ucp_ep_params_t params{};
@@ -227,23 +182,14 @@ UcxTransport::UcxTransport(Bootstrap& bootstrap, const std::vector<int>& node_of
               "ucp_ep_create to rank " + std::to_string(peer));
     links_[static_cast<std::size_t>(peer)] = std::move(link_ptr);
   }
-  if (!shared_memory.empty()) warm_shared_memory(node_of_rank);
-  peer_memory_ = CrossMemory::connect(bootstrap, node_of_rank);
-  node_slots_ =
-      NodeSlots::connect(bootstrap, node_of_rank, transport_options.ranks_outnumber_cores());
+  if (!shared_memory.empty() && transport_options.links != Links::network) {
+    warm_shared_memory(node_of_rank);
+  }
   description_ = "ucx: " + std::to_string(local_peers) + " peer(s) over " + options.local_tls;
   if (any_remote) {
-    description_ += ", " + std::to_string(size - 1 - local_peers) + " over " +
-                    (sockets_ ? "tcp sockets" : options.net_tls) + "(" + options.net_devices + ")";
-    if (sockets_) description_ += socket_send_buffer_text(options.socket_send_buffer);
+    description_ += ", " + std::to_string(remote_peers) + " over " + options.net_tls + "(" +
+                    options.net_devices + ")";
   }
-  int readable = 0;
-  for (int peer = 0; peer < size; ++peer)
-    readable += peer != me && peer_memory_->connects(me, peer);
-  if (readable > 0) {
-    description_ += "; cross-memory reads from " + std::to_string(readable) + " peer(s)";
-  }
-  if (node_slots_) description_ += "; node slots";
 }
 
 UcxTransport::~UcxTransport() {
@@ -331,7 +277,6 @@ void UcxTransport::cancel_in_flight() {
   progress();
   for (void* request : in_flight_) ucp_request_free(request);
   in_flight_.clear();
-  if (sockets_) sockets_->cancel_all();
 }
 
 void UcxTransport::close_endpoints(bool graceful) {
@@ -363,22 +308,12 @@ PeerLink& UcxTransport::link(int peer) {
 }
 
 void UcxTransport::check_link(int peer) {
-  if (over_sockets(peer)) {
-    const std::string& broken = sockets_->failure(peer);
-    if (!broken.empty()) waiter_.peer_lost(peer, broken);
-    return;
-  }
   const ucs_status_t failure = link(peer).failure;
-  if (failure != UCS_OK) waiter_.peer_lost(peer, ucs_status_string(failure));
+  if (failure != UCS_OK) waiter().peer_lost(peer, ucs_status_string(failure));
 }
 
 Transport::Request UcxTransport::send(int peer, Tag tag, const void* data, std::size_t bytes) {
   check_link(peer);
-  if (over_sockets(peer)) {
-    Request request{sockets_->send(peer, tag, data, bytes), peer, true, bytes};
-    test_socket(request);  // short messages complete at once
-    return request;
-  }
   ucp_request_param_t params{};
   void* request = ucp_tag_send_nbx(link(peer).endpoint, data, bytes, tag, &params);
   track(request);
@@ -386,8 +321,8 @@ Transport::Request UcxTransport::send(int peer, Tag tag, const void* data, std::
     // Usually the peer's shared memory is gone: it failed and exited, maybe after another rank
     // failed the job; peer_lost reports the job's reason when there is one.
     mark_failed();
-    waiter_.peer_lost(peer, "send of " + std::to_string(bytes) +
-                                " bytes failed: " + ucs_status_string(UCS_PTR_STATUS(request)));
+    waiter().peer_lost(peer, "send of " + std::to_string(bytes) +
+                                 " bytes failed: " + ucs_status_string(UCS_PTR_STATUS(request)));
   }
   return Request{request, peer, true, bytes, request == nullptr};
 }
@@ -399,11 +334,6 @@ Transport::Request UcxTransport::recv(int peer, Tag tag, void* data, std::size_t
 Transport::Request UcxTransport::post_receive(int peer, Tag tag, void* data, std::size_t bytes,
                                               bool up_to) {
   check_link(peer);
-  if (over_sockets(peer)) {
-    Request request{sockets_->receive(peer, tag, data, bytes), peer, false, bytes, false, up_to};
-    test_socket(request);  // the message may have arrived already
-    return request;
-  }
   // A message that has already arrived may complete the receive at once, and UCX 1.13 then
   // reports no length: a receive that needs the length asks for a request in every case.
   ucp_request_param_t params{};
@@ -420,7 +350,6 @@ Transport::Request UcxTransport::post_receive(int peer, Tag tag, void* data, std
 
 bool UcxTransport::probe(int peer, Tag tag) {
   progress();
-  if (over_sockets(peer)) return sockets_->probe(peer, tag);
   ucp_tag_recv_info_t info{};
   return ucp_tag_probe_nb(link(peer).worker->get(), tag, ~ucp_tag_t{0}, 0, &info) != nullptr;
 }
@@ -428,13 +357,11 @@ bool UcxTransport::probe(int peer, Tag tag) {
 bool UcxTransport::progress() {
   bool progressed = ucp_worker_progress(local_->get()) != 0;
   if (net_) progressed |= ucp_worker_progress(net_->get()) != 0;
-  if (sockets_) progressed |= sockets_->progress();
   return progressed;
 }
 
 bool UcxTransport::test(Request& request) {
   if (request.done) return true;
-  if (over_sockets(request.peer)) return test_socket(request);
   ucs_status_t status;
   std::size_t received = request.bytes;
   if (request.is_send) {
@@ -450,45 +377,25 @@ bool UcxTransport::test(Request& request) {
   request.handle = nullptr;
   request.done = true;
   if (status == UCS_ERR_MESSAGE_TRUNCATED) {
-    waiter_.size_mismatch(request.peer, request.bytes);
+    waiter().size_mismatch(request.peer, request.bytes);
   }
-  if (status != UCS_OK) waiter_.peer_lost(request.peer, ucs_status_string(status));
-  if (!request.is_send) waiter_.complete_receive(request, received);
+  if (status != UCS_OK) waiter().peer_lost(request.peer, ucs_status_string(status));
+  if (!request.is_send) waiter().complete_receive(request, received);
   return true;
 }
 
-bool UcxTransport::test_socket(Request& request) {
-  auto* operation = static_cast<SocketLinks::Operation*>(request.handle);
-  const SocketLinks::Result result = sockets_->take_result(operation);
-  if (result.state == SocketLinks::State::InProgress) {
-    check_link(request.peer);
-    return false;
-  }
-  request.handle = nullptr;
-  request.done = true;
-  if (result.state == SocketLinks::State::Truncated) {
-    waiter_.size_mismatch(request.peer, request.bytes);
-  }
-  if (!request.is_send) waiter_.complete_receive(request, result.bytes);
+// Arms every worker; one with pending events means progress instead of sleep.
+bool UcxTransport::add_wake_fds(std::vector<pollfd>& fds) {
+  if (!local_->arm() || (net_ && !net_->arm())) return false;
+  fds.push_back({local_->event_fd(), POLLIN, 0});
+  if (net_) fds.push_back({net_->event_fd(), POLLIN, 0});
   return true;
 }
 
-void UcxTransport::sleep_until_event(int abort_fd, int max_us) {
-  // Arm every worker; if any has pending events, return and progress instead of sleeping.
-  if (!local_->arm() || (net_ && !net_->arm())) return;
-  sleep_fds_.clear();
-  sleep_fds_.push_back({local_->event_fd(), POLLIN, 0});
-  if (net_) sleep_fds_.push_back({net_->event_fd(), POLLIN, 0});
-  if (sockets_) sockets_->add_poll_fds(sleep_fds_);
-  if (abort_fd >= 0) sleep_fds_.push_back({abort_fd, POLLIN, 0});
-  const timespec timeout{max_us / 1000000, (max_us % 1000000) * 1000L};
-  ::ppoll(sleep_fds_.data(), sleep_fds_.size(), &timeout, nullptr);
-}
-
-std::unique_ptr<Transport> make_ucx_transport(Bootstrap& bootstrap,
-                                              const std::vector<int>& node_of_rank,
-                                              const TransportOptions& options) {
-  return std::make_unique<UcxTransport>(bootstrap, node_of_rank, options);
+Connection make_ucx_transport(Bootstrap& bootstrap, const std::vector<int>& node_of_rank,
+                              const TransportOptions& options) {
+  return between_processes(std::make_unique<UcxTransport>(bootstrap, node_of_rank, options),
+                           bootstrap, node_of_rank, options);
 }
 
 const TransportRegistration kUcx("ucx", make_ucx_transport);

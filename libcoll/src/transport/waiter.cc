@@ -43,6 +43,7 @@ std::string seconds_text(double seconds) {  // "60", "0.2"
 Waiter::Waiter(Transport& transport, Bootstrap* bootstrap, const TransportOptions& options)
     : transport_(transport),
       bootstrap_(bootstrap),
+      options_(options),
       timeout_s_(options.timeout_s),
       report_wait_after_s_(std::min(kReportWaitSeconds, options.timeout_s / 2)),
       oversubscribed_(options.ranks_outnumber_cores()) {}
@@ -67,7 +68,7 @@ std::optional<std::string> Waiter::await_abort(int max_ms) {
 void Waiter::peer_lost(int peer, const std::string& cause) {
   await_abort(1000);
   check_abort();
-  throw Error(Status::RemoteError, "lost the connection to rank " + std::to_string(peer) + " (" +
+  throw Error(Status::RemoteError, "lost the connection to " + options_.rank_name(peer) + " (" +
                                        cause + "): it probably died");
 }
 
@@ -160,11 +161,11 @@ void Waiter::wait_until_complete(std::span<Transport::Request> requests) {
 }
 
 void Waiter::timed_out(int peer, bool sending) {
-  throw Error(Status::Timeout, std::string("no progress ") +
-                                   (sending ? "sending to" : "receiving from") + " rank " +
-                                   std::to_string(peer) + " within " + seconds_text(timeout_s_) +
-                                   " s (COLL_TIMEOUT): rank " + std::to_string(peer) +
-                                   " is dead, stuck, or in a different collective");
+  throw Error(Status::Timeout,
+              std::string("no progress ") + (sending ? "sending to " : "receiving from ") +
+                  options_.rank_name(peer) + " within " + seconds_text(timeout_s_) +
+                  " s (COLL_TIMEOUT): rank " + std::to_string(peer) +
+                  " is dead, stuck, or in a different collective");
 }
 
 void Waiter::report_wait(double waiting_since, int peer, bool sending, std::string& published) {

@@ -52,6 +52,7 @@ class Waiter {
 
   Transport& transport_;
   Bootstrap* bootstrap_;
+  TransportOptions options_;
   double timeout_s_;
   double report_wait_after_s_;
   bool oversubscribed_;
