@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# collbench_across_hosts.sh BUILD_DIR: libcoll across emulated hosts started by Open MPI's own
+# launcher (mpirun --hostfile through tests/multihost/mpirun.sh), with no COLL_* variable set:
+#   - collbench sweeps, exact (-c 1), at 2 and 4 hosts x 1 and 2 ranks, the hosts' interfaces
+#     named alike or differently, several algorithms; the header counts the hosts as nodes;
+#   - a model replay (GoogLeNet's gradients) and colltopo (one node per host, by its name);
+#   - bad input: an interface filter that matches nothing is one line naming the variable;
+#   - a link pulled mid-run: every rank ends within COLL_TIMEOUT + 3 s naming the peer's host.
+# Exit 0: passed; 77: skipped (not root, or ip/unshare/mpirun missing); other: failed.
+set -euo pipefail
+
+build=$(readlink -f "${1:?usage: collbench_across_hosts.sh BUILD_DIR}")
+here=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
+if [[ $(id -u) != 0 ]]; then echo "collbench_across_hosts: SKIP: needs root (network namespaces)"; exit 77; fi
+for tool in ip unshare mpirun; do
+    command -v "$tool" >/dev/null || { echo "collbench_across_hosts: SKIP: $tool not found"; exit 77; }
+done
+# shellcheck source=hosts.sh
+. "$here/hosts.sh"
+while read -r variable; do unset "$variable"; done < <(env | sed -n 's/^\(COLL_[A-Z0-9_]*\)=.*/\1/p')
+
+collbench="$build/bench/collbench"
+colltopo="$build/topology/colltopo"
+scratch=$(mktemp -d)
+tag=$(printf '%05d' $(($$ % 100000)))
+runs=""
+fail() { echo "collbench_across_hosts: FAIL: $*" >&2; exit 1; }
+cleanup() {
+    local rc=$?
+    trap - EXIT INT TERM
+    for id in $runs; do hosts_down "$id"; done
+    rm -rf "$scratch"
+    exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+up() { # ID N [options]
+    runs+=" $1"
+    hosts_up "$@" >/dev/null || fail "could not make hosts $1"
+}
+
+# JSON_FILE FIELD: a top-level number of collbench's JSON.
+json_number() { /usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
+
+sweep() { # ID HOSTS RANKS_PER_HOST [collbench args]
+    local id=$1 hosts=$2 per=$3
+    shift 3
+    local json="$scratch/$id-$per.json" out="$scratch/$id-$per.out"
+    timeout 120 "$here/mpirun.sh" "$id" -np $((hosts * per)) --map-by node "$collbench" \
+        -b 8 -e 1M -f 8 -n 2 -w 1 -c 1 --json "$json" "$@" >"$out" 2>&1 ||
+        fail "$hosts hosts x $per: collbench failed: $(tail -5 "$out")"
+    [[ "$(json_number "$json" wrong_total)" == 0 ]] || fail "$hosts x $per: wrong elements"
+    grep -q "$((hosts * per)) ranks on $hosts node(s)" "$out" ||
+        fail "$hosts x $per: header does not count $hosts nodes: $(grep '^# coll' "$out")"
+    echo "ok: $hosts hosts x $per rank(s): exact, $(grep -c '^ ' "$out") rows ($*)"
+}
+
+a="ma$tag" b="mb$tag"
+up "$a" 2 --ifname-style different
+sweep "$a" 2 1
+sweep "$a" 2 2 --algo ring,hierarchical,halving_doubling,tree,ps
+up "$b" 4
+sweep "$b" 4 1 --algo ring,halving_doubling,ps
+sweep "$b" 4 2 --algo ring,hierarchical
+
+out="$scratch/replay.out"
+timeout 180 "$here/mpirun.sh" "$a" -np 4 --map-by node "$collbench" --model-gradients googlenet \
+    -n 2 -w 1 -c 1 >"$out" 2>&1 || fail "googlenet replay: $(tail -5 "$out")"
+echo "ok: googlenet's gradients replayed across 2 hosts x 2"
+
+if [[ -x "$colltopo" ]]; then
+    out="$scratch/topo.out"
+    timeout 120 "$here/mpirun.sh" "$b" -np 4 --map-by node "$colltopo" >"$out" 2>&1 ||
+        fail "colltopo: $(tail -5 "$out")"
+    for i in 1 2 3 4; do
+        grep -q "ch-$b-$i" "$out" || fail "colltopo does not name host ch-$b-$i: $(head -20 "$out")"
+    done
+    echo "ok: colltopo names the 4 hosts"
+fi
+
+out="$scratch/filter.out"
+if timeout 60 "$here/mpirun.sh" "$a" -np 2 --map-by node -x COLL_SOCKET_IFNAME=wlan "$collbench" \
+    -b 8 -e 8 -n 1 -w 0 >"$out" 2>&1; then
+    fail "a filter matching no interface was accepted"
+fi
+grep -q "COLL_SOCKET_IFNAME='wlan' matches no interface with an IPv4 address on this host" "$out" ||
+    fail "no clear line for a filter matching nothing: $(head -5 "$out")"
+echo "ok: a filter matching no interface is one line naming the variable"
+
+# A link pulled while 4 MiB all-reduces run: both ranks must end within COLL_TIMEOUT (5 s) + 3 s
+# of the cut, each naming the other's host. mpirun cannot reach the cut-off host's daemon, so it
+# ends only once the link is back.
+out="$scratch/link.out"
+timeout 120 "$here/mpirun.sh" "$a" -np 2 --map-by node -x COLL_TIMEOUT=5 "$collbench" \
+    -b 4M -e 4M -n 1000000 -w 1 >"$out" 2>&1 &
+launcher=$!
+for _ in $(seq 100); do
+    [[ $(pgrep -fc "^$collbench -b 4M") -ge 2 ]] && break
+    hosts_sleep 0.1
+done
+hosts_sleep 1
+hosts_link "$a" 2 down
+cut=$(date +%s.%N)
+while pgrep -f "^$collbench -b 4M" >/dev/null; do
+    (($(echo "$(date +%s.%N) - $cut > 8" | bc) == 0)) || fail "ranks still running 8 s after the cut"
+    hosts_sleep 0.2
+done
+ended=$(echo "$(date +%s.%N) - $cut" | bc)
+hosts_link "$a" 2 up
+status=0
+wait "$launcher" || status=$?
+((status != 0)) || fail "mpirun exited 0 after a lost link"
+grep -q "within 5 s (COLL_TIMEOUT)" "$out" || fail "no timeout message: $(grep -v '^ ' "$out" | head)"
+grep -q "rank 1 (ch-$a-2)" "$out" || fail "the lost host is not named: $(grep -v '^ ' "$out" | head)"
+echo "ok: a pulled link ends every rank ${ended% *} s after the cut, naming the peer's host"
+echo "collbench_across_hosts: PASS"
