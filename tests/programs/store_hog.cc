@@ -3,10 +3,12 @@
 // of replies and never reads them, then rank 0 fails. Rank 1 waits for the launcher's abort and
 // reports it. The child stays until the store hangs up on it (at most 20 s).
 #include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -30,7 +32,19 @@ void hog(int flooded) {
   coll::Socket socket = coll::Socket::connect(host, port, 10);
   using coll::store::encode;
   using coll::store::Op;
-  std::string requests = encode({Op::Hello, env("COLL_TOKEN"), "0/" + env("COLL_SIZE")});
+  // The hello answers the store's challenge, the first frame it sends.
+  coll::store::Decoder decoder;
+  std::optional<coll::store::Message> challenge;
+  while (!challenge) {
+    char byte;
+    if (::recv(socket.fd(), &byte, 1, 0) <= 0) return;
+    decoder.feed(&byte, 1);
+    challenge = decoder.next();
+  }
+  const std::string rank_size = "0/" + env("COLL_SIZE");
+  std::string requests =
+      encode({Op::Hello, coll::store::hello_proof(env("COLL_TOKEN"), challenge->value, rank_size),
+              rank_size});
   requests += encode({Op::Set, "big", std::string(1u << 20, 'x')});
   for (int i = 0; i < 64; ++i) requests += encode({Op::Get, "big", ""});
   socket.send_all(requests);

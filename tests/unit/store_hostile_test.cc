@@ -23,22 +23,30 @@ Socket connect_to(const StoreServer& server) {
   return Socket::connect(host, port, 5);
 }
 
+// The next frame the store sends on `socket`.
+store::Message next_frame(const Socket& socket, store::Decoder& decoder) {
+  char byte;
+  while (true) {
+    if (auto message = decoder.next()) return *message;
+    if (::recv(socket.fd(), &byte, 1, 0) <= 0) {
+      throw Error(Status::RemoteError, "the store hung up on the hello");
+    }
+    decoder.feed(&byte, 1);
+  }
+}
+
 // Joins as `rank` and reads the welcome; afterwards the test never reads again.
 Socket join(const StoreServer& server, int rank, int size) {
   Socket socket = connect_to(server);
-  socket.send_all(store::encode(
-      {store::Op::Hello, server.token(), std::to_string(rank) + "/" + std::to_string(size)}));
   store::Decoder decoder;
-  char buffer[256];
-  while (true) {
-    const ssize_t n = ::recv(socket.fd(), buffer, sizeof buffer, 0);
-    if (n <= 0) throw Error(Status::RemoteError, "the store hung up on the hello");
-    decoder.feed(buffer, static_cast<std::size_t>(n));
-    if (const auto welcome = decoder.next()) {
-      EXPECT_EQ(welcome->op, store::Op::Reply);
-      return socket;
-    }
-  }
+  const store::Message challenge = next_frame(socket, decoder);
+  EXPECT_EQ(challenge.op, store::Op::Challenge);
+  const std::string rank_size = std::to_string(rank) + "/" + std::to_string(size);
+  socket.send_all(
+      store::encode({store::Op::Hello,
+                     store::hello_proof(server.token(), challenge.value, rank_size), rank_size}));
+  EXPECT_EQ(next_frame(socket, decoder).op, store::Op::Reply);
+  return socket;
 }
 
 // True once the server closed the connection (within_s seconds at most).

@@ -1,8 +1,10 @@
-// The store's request semantics without sockets: every hello and request is validated, and a
-// bad one is answered with an error instead of throwing.
+// The store's request semantics without sockets: every hello answers the connection's challenge
+// with a proof of the token, every request is validated, and a bad one is answered with an
+// error instead of throwing.
 #include <gtest/gtest.h>
 
 #include <climits>
+#include <map>
 #include <vector>
 
 #include "bootstrap/store_service.hpp"
@@ -26,8 +28,21 @@ class ServiceTest : public ::testing::Test {
     }
     return replies;
   }
+  // Connects `from` and returns the proof its hello carries for `rank` under `token`.
+  std::string proof(ConnectionId from, const std::string& rank,
+                    const std::string& token = "token") {
+    sent_.clear();
+    service_.connected(from);
+    Decoder decoder;
+    decoder.feed(sent_.at(0).second.data(), sent_.at(0).second.size());
+    const Message challenge = *decoder.next();
+    EXPECT_EQ(challenge.op, Op::Challenge);
+    challenges_[from] = challenge.value;
+    return hello_proof(token, challenge.value, rank);
+  }
   bool hello(ConnectionId from, const std::string& rank) {
-    const auto replies = request(from, Op::Hello, "token", rank);
+    const std::string proven = proof(from, rank);
+    const auto replies = request(from, Op::Hello, proven, rank);
     return !dropped_ && replies.size() == 1 && replies[0].op == Op::Reply;
   }
   // The single reply's op and text.
@@ -40,6 +55,7 @@ class ServiceTest : public ::testing::Test {
   }
 
   std::vector<std::pair<ConnectionId, std::string>> sent_;
+  std::map<ConnectionId, std::string> challenges_;
   std::optional<std::string> dropped_;
   ServiceLimits limits_{.key_bytes = 64, .stored_bytes = 1000, .waits_per_connection = 2};
   Service service_{"token", 4, limits_,
@@ -53,7 +69,8 @@ TEST_F(ServiceTest, HelloNeedsTheTokenAndAFreeRankInRange) {
     EXPECT_TRUE(dropped_) << bad;
     service_.disconnect(1);
   }
-  EXPECT_EQ(request(1, Op::Hello, "tokem", "1/4")[0].value,
+  std::string wrong = proof(1, "1/4", "tokem");
+  EXPECT_EQ(request(1, Op::Hello, wrong, "1/4")[0].value,
             "store refused the connection: wrong job token (COLL_TOKEN)");
   service_.disconnect(1);
   EXPECT_TRUE(request(1, Op::Set, "k", "v")[0].op == Op::Error) << "a request before the hello";
@@ -61,17 +78,28 @@ TEST_F(ServiceTest, HelloNeedsTheTokenAndAFreeRankInRange) {
 
   ASSERT_TRUE(hello(1, "1/4"));
   EXPECT_FALSE(hello(2, "1/4"));
-  EXPECT_NE(request(3, Op::Hello, "token", "1/4")[0].value.find("rank 1 is already connected"),
+  std::string taken = proof(3, "1/4");
+  EXPECT_NE(request(3, Op::Hello, taken, "1/4")[0].value.find("rank 1 is already connected"),
             std::string::npos);
   service_.disconnect(1);  // the rank is free again once its connection is gone
   EXPECT_TRUE(hello(4, "1/4"));
 }
 
 TEST(Service, FirstHelloFixesAnUnknownJobSize) {
-  Service service("token", 0, {}, [](ConnectionId, std::string) {});
-  EXPECT_FALSE(service.handle(1, {Op::Hello, "token", "2/3"}));
-  EXPECT_TRUE(service.handle(2, {Op::Hello, "token", "1/4"}));
-  EXPECT_FALSE(service.handle(3, {Op::Hello, "token", "0/3"}));
+  std::map<ConnectionId, std::string> challenge;
+  Service service("token", 0, {}, [&](ConnectionId to, std::string frame) {
+    Decoder decoder;
+    decoder.feed(frame.data(), frame.size());
+    if (auto message = decoder.next(); message && message->op == Op::Challenge)
+      challenge[to] = message->value;
+  });
+  const auto hello = [&](ConnectionId from, const std::string& rank) {
+    service.connected(from);
+    return service.handle(from, {Op::Hello, hello_proof("token", challenge[from], rank), rank});
+  };
+  EXPECT_FALSE(hello(1, "2/3"));
+  EXPECT_TRUE(hello(2, "1/4"));
+  EXPECT_FALSE(hello(3, "0/3"));
   EXPECT_EQ(service.describe(3), "rank 0");
   EXPECT_EQ(service.describe(2), "an unauthenticated client");
 }
@@ -134,7 +162,8 @@ TEST_F(ServiceTest, AbortReachesAuthenticatedAndLaterClientsOnly) {
   service_.abort("rank 2 died");
   ASSERT_EQ(sent_.size(), 1u);
   EXPECT_EQ(sent_[0].first, 1u);
-  const auto replies = request(2, Op::Hello, "token", "1/4");
+  const std::string proven = proof(2, "1/4");
+  const auto replies = request(2, Op::Hello, proven, "1/4");
   ASSERT_EQ(replies.size(), 2u);
   EXPECT_EQ(replies[1].op, Op::Abort);
   EXPECT_EQ(replies[1].value, "rank 2 died");
@@ -147,7 +176,8 @@ TEST_F(ServiceTest, ARanksFailReachesEveryRankAndTheFirstReasonStays) {
   EXPECT_FALSE(service_.handle(2, {Op::Fail, "", "rank 0 called barrier but rank 1 called x"}));
   ASSERT_EQ(sent_.size(), 2u);  // to both connections, the sender included
   service_.abort("rank 1 exited with status 1");
-  const auto replies = request(3, Op::Hello, "token", "2/4");
+  const std::string proven = proof(3, "2/4");
+  const auto replies = request(3, Op::Hello, proven, "2/4");
   ASSERT_EQ(replies.size(), 2u);
   EXPECT_EQ(replies[1].op, Op::Abort);
   EXPECT_EQ(replies[1].value, "rank 0 called barrier but rank 1 called x");
@@ -158,6 +188,21 @@ TEST_F(ServiceTest, AFailFromAnUnauthenticatedClientIsRefused) {
   EXPECT_TRUE(dropped_);
   ASSERT_TRUE(hello(2, "0/4"));
   EXPECT_EQ(request(2, Op::Get, "missing", "").size(), 0u);  // no abort was pushed
+}
+
+// A proof answers one connection's challenge only: recorded and replayed on another connection
+// (or sent before any challenge) it is refused; the welcome proves that the store knows the token.
+TEST_F(ServiceTest, AHelloProofIsGoodForItsOwnChallengeOnly) {
+  const std::string recorded = proof(1, "0/4");
+  const auto replies = request(1, Op::Hello, recorded, "0/4");
+  ASSERT_EQ(replies.size(), 1u);
+  EXPECT_EQ(replies[0].value, welcome_proof("token", challenges_[1], "0/4"));
+  service_.disconnect(1);
+  proof(2, "0/4");
+  EXPECT_EQ(request(2, Op::Hello, recorded, "0/4")[0].value,
+            "store refused the connection: wrong job token (COLL_TOKEN)");
+  EXPECT_EQ(service_.handle(3, {Op::Hello, recorded, "0/4"}).value_or(""),
+            "refused: wrong job token (COLL_TOKEN)");
 }
 
 TEST_F(ServiceTest, ValuesAreReadableBySetKey) {

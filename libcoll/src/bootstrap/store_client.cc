@@ -28,10 +28,19 @@ StoreClient::StoreClient(const std::string& address, const std::string& token, i
   while (true) {
     socket_ = Socket::connect(host, port, timeout_s);
     decoder_ = store::Decoder();
-    socket_.send_all(store::encode(
-        {store::Op::Hello, token, std::to_string(rank) + "/" + std::to_string(size)}));
+    const std::string rank_size = std::to_string(rank) + "/" + std::to_string(size);
     try {
-      receive("the store at " + address + " to accept rank " + std::to_string(rank));
+      const std::string challenge =
+          receive("the store at " + address + " to say hello", store::Op::Challenge).value;
+      socket_.send_all(store::encode(
+          {store::Op::Hello, store::hello_proof(token, challenge, rank_size), rank_size}));
+      const std::string welcome =
+          receive("the store at " + address + " to accept rank " + std::to_string(rank)).value;
+      if (!store::same_text(welcome, store::welcome_proof(token, challenge, rank_size))) {
+        throw Error(Status::RemoteError, "the store at " + address +
+                                             " does not prove that it knows the job's token "
+                                             "(COLL_TOKEN): not this job's store");
+      }
       return;
     } catch (const Error& error) {
       const bool taken =
@@ -60,15 +69,14 @@ long long StoreClient::add(const std::string& key, long long delta) {
   return std::stoll(receive("the store to count '" + key + "'").value);
 }
 
-store::Message StoreClient::receive(const std::string& waiting_for) {
+store::Message StoreClient::receive(const std::string& waiting_for, store::Op expected) {
   // A job already aborted answers nothing more: fail now rather than at the timeout.
   if (abort_reason_) throw Error(Status::RemoteError, "job aborted: " + *abort_reason_);
   const Deadline deadline(timeout_s_);
   while (true) {
     if (auto message = decoder_.next()) {
+      if (message->op == expected) return *message;
       switch (message->op) {
-        case store::Op::Reply:
-          return *message;
         case store::Op::Abort:
           abort_reason_ = message->value;
           throw Error(Status::RemoteError, "job aborted: " + message->value);

@@ -30,7 +30,8 @@ class StoreClient {
   std::optional<std::string> poll_abort();
 
  private:
-  store::Message receive(const std::string& waiting_for);
+  // The next message of kind `expected` (an abort or an error throws instead).
+  store::Message receive(const std::string& waiting_for, store::Op expected = store::Op::Reply);
 
   Socket socket_;
   store::Decoder decoder_;

@@ -106,6 +106,7 @@ void StoreServer::State::accept_clients() {
     connection.socket = Socket(fd);
     connection.decoder.limit(limits.hello_frame_bytes);
     connection.connected_at = now_seconds();
+    service.connected(id);
   }
 }
 

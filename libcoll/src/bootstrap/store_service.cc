@@ -3,15 +3,10 @@
 #include <charconv>
 #include <climits>
 
+#include "bootstrap/job_secret.hpp"
+
 namespace coll::store {
 namespace {
-
-bool tokens_equal(const std::string& a, const std::string& b) {
-  // Constant time in the token's length: no early exit that leaks a prefix match.
-  unsigned char diff = a.size() == b.size() ? 0 : 1;
-  for (std::size_t i = 0; i < a.size() && i < b.size(); ++i) diff |= a[i] ^ b[i];
-  return diff == 0;
-}
 
 // Client text quoted in a reply or a log line: short, one line, no control bytes.
 std::string printable(const std::string& text) {
@@ -33,6 +28,18 @@ std::optional<long long> parse_decimal(const std::string& text) {
 
 Service::Service(std::string token, int job_size, ServiceLimits limits, Send send)
     : token_(std::move(token)), job_size_(job_size), limits_(limits), send_(std::move(send)) {}
+
+void Service::connected(ConnectionId connection) {
+  constexpr std::size_t kChallengeBytes = 16;
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string challenge;
+  for (const char byte : random_bytes(kChallengeBytes)) {
+    challenge.push_back(kDigits[static_cast<unsigned char>(byte) >> 4]);
+    challenge.push_back(kDigits[byte & 15]);
+  }
+  peers_[connection].challenge = challenge;
+  reply(connection, Op::Challenge, challenge);
+}
 
 void Service::reply(ConnectionId to, Op op, const std::string& value) {
   send_(to, encode({op, "", value}));
@@ -85,7 +92,10 @@ std::optional<std::string> Service::hello(ConnectionId from, Peer& peer, const M
     return "refused: " + why;
   };
   if (message.op != Op::Hello) return refuse("the first request must be the hello");
-  if (!tokens_equal(message.key, token_)) return refuse("wrong job token (COLL_TOKEN)");
+  if (peer.challenge.empty() ||
+      !same_text(message.key, hello_proof(token_, peer.challenge, message.value))) {
+    return refuse("wrong job token (COLL_TOKEN)");
+  }
   const std::size_t slash = message.value.find('/');
   const auto rank = parse_decimal(message.value.substr(0, slash));
   const auto size =
@@ -110,7 +120,7 @@ std::optional<std::string> Service::hello(ConnectionId from, Peer& peer, const M
   peer.authenticated = true;
   peer.rank = static_cast<int>(*rank);
   ranks_[peer.rank] = from;
-  reply(from, Op::Reply, "welcome");
+  reply(from, Op::Reply, welcome_proof(token_, peer.challenge, message.value));
   if (!abort_reason_.empty()) reply(from, Op::Abort, abort_reason_);
   return std::nullopt;
 }

@@ -33,6 +33,8 @@ class Service {
   // known, as collGetUniqueId's is).
   Service(std::string token, int job_size, ServiceLimits limits, Send send);
 
+  // A new connection: sends it the challenge its hello must answer.
+  void connected(ConnectionId connection);
   // Handles one request. Returns why the connection must be closed, or nothing to keep it.
   std::optional<std::string> handle(ConnectionId from, Message&& message);
   // Forgets a closed connection: its rank becomes free and its waiting GETs are dropped.
@@ -50,6 +52,7 @@ class Service {
  private:
   struct Peer {
     bool authenticated = false;
+    std::string challenge;  // sent on connect; empty: none yet, so no hello can match
     int rank = -1;
     std::size_t waits = 0;
   };

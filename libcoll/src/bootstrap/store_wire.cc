@@ -1,5 +1,6 @@
 #include "bootstrap/store_wire.hpp"
 
+#include "bootstrap/job_secret.hpp"
 #include "coll/error.hpp"
 
 namespace coll::store {
@@ -20,6 +21,7 @@ std::uint32_t get_u32(const std::string& in, std::size_t at) {
 
 bool known_op(char op) {
   switch (static_cast<Op>(op)) {
+    case Op::Challenge:
     case Op::Hello:
     case Op::Set:
     case Op::Get:
@@ -33,7 +35,33 @@ bool known_op(char op) {
   return false;
 }
 
+std::string hex(const Digest& digest) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string text;
+  for (const unsigned char byte : digest) {
+    text.push_back(kDigits[byte >> 4]);
+    text.push_back(kDigits[byte & 15]);
+  }
+  return text;
+}
+
 }  // namespace
+
+std::string hello_proof(const std::string& token, const std::string& challenge,
+                        const std::string& rank_size) {
+  return hex(hmac_sha256(token, "store hello|" + challenge + "|" + rank_size));
+}
+
+std::string welcome_proof(const std::string& token, const std::string& challenge,
+                          const std::string& rank_size) {
+  return hex(hmac_sha256(token, "store welcome|" + challenge + "|" + rank_size));
+}
+
+bool same_text(const std::string& a, const std::string& b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  for (std::size_t i = 0; i < a.size() && i < b.size(); ++i) diff |= a[i] ^ b[i];
+  return diff == 0;
+}
 
 std::string encode(const Message& message) {
   std::string out;

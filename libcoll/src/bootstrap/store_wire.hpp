@@ -10,7 +10,8 @@
 namespace coll::store {
 
 enum class Op : char {
-  Hello = 'H',  // key = job token, value = "RANK/SIZE"; must be the first frame
+  Challenge = 'C',  // pushed by the server on connect: value = a fresh nonce
+  Hello = 'H',      // key = hello_proof, value = "RANK/SIZE"; must be the first frame
   Set = 'S',
   Get = 'G',  // answered once the key exists
   Add = 'A',  // value = decimal delta; answered with the new value
@@ -36,6 +37,16 @@ inline constexpr std::size_t kMaxFailBytes = 4096;
 inline constexpr const char* kRankTaken = "is already connected";
 
 std::string encode(const Message& message);
+
+// What proves that a client knows the job's token without sending it: HMAC-SHA-256 under the
+// token over the server's challenge and the hello's "RANK/SIZE" (hex); the server's welcome
+// answers with its own proof over the same, so that a rank knows it reached the job's store.
+std::string hello_proof(const std::string& token, const std::string& challenge,
+                        const std::string& rank_size);
+std::string welcome_proof(const std::string& token, const std::string& challenge,
+                          const std::string& rank_size);
+// Whether two strings are equal, in time that depends on their lengths only.
+bool same_text(const std::string& a, const std::string& b);
 
 // Accumulates received bytes and yields complete messages. Throws coll::Error on a frame that
 // is larger than the limit, too short or has an unknown op, so a bad client is dropped, not
