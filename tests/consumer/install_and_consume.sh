@@ -34,3 +34,13 @@ readlink "$prefix/lib/libcoll.so.0"
 cd "$work"  # not the source tree: the tools must find their data from the prefix
 "$prefix/bin/collbench" --model-gradients alexnet --model-variant torchvision -n 1 -w 0 |
   grep "wrong elements"
+
+echo "== installed interposer and torch module"
+/usr/bin/python3 -c "import ctypes, sys; ctypes.CDLL(sys.argv[1]); print('installed interposer loads')" \
+  "$prefix/lib/libcoll_mpi.so"
+module_dir=$(find "$prefix/lib" -path "*/dist-packages/coll_torch*.so" -printf '%h\n' | head -1)
+if [ -n "$module_dir" ]; then
+  PYTHONPATH="$module_dir" /usr/bin/python3 -c "import torch, coll_torch; print('installed torch module imports')"
+else
+  echo "torch module: not built (no libtorch-dev here)"
+fi
