@@ -1,5 +1,8 @@
 #include "store_exchange.hpp"
 
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
 namespace coll::torch_backend {
 
 StoreExchange::StoreExchange(c10::intrusive_ptr<c10d::Store> store, int rank, int size)
@@ -14,6 +17,15 @@ std::vector<std::string> StoreExchange::allgather(const std::string& mine) {
     all.emplace_back(bytes.begin(), bytes.end());
   }
   return all;
+}
+
+std::optional<std::string> StoreExchange::rendezvous_host() const {
+  c10::intrusive_ptr<c10d::Store> store = store_;
+  while (auto* prefixed = dynamic_cast<c10d::PrefixStore*>(store.get())) {
+    store = prefixed->getUnderlyingStore();
+  }
+  if (auto* tcp = dynamic_cast<c10d::TCPStore*>(store.get())) return tcp->getHost();
+  return std::nullopt;
 }
 
 }  // namespace coll::torch_backend

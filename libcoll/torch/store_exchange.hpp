@@ -13,6 +13,8 @@ class StoreExchange final : public Exchange {
   StoreExchange(c10::intrusive_ptr<c10d::Store> store, int rank, int size);
   // Round k: set "coll/k/<rank>", then get every rank's key (Store::get waits for it).
   std::vector<std::string> allgather(const std::string& mine) override;
+  // The TCPStore's host (under the PrefixStores init_process_group and new_group wrap it in).
+  std::optional<std::string> rendezvous_host() const override;
 
  private:
   c10::intrusive_ptr<c10d::Store> store_;

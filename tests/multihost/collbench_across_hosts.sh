@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # collbench_across_hosts.sh BUILD_DIR: libcoll across emulated hosts started by Open MPI's own
-# launcher (mpirun --hostfile through tests/multihost/mpirun.sh), with no COLL_* variable set:
+# launcher (mpirun --hostfile through tests/multihost/mpirun.sh), with no COLL_* variable set,
+# running what `cmake --install` puts in a prefix (not the build tree):
 #   - collbench sweeps, exact (-c 1), at 2 and 4 hosts x 1 and 2 ranks, the hosts' interfaces
 #     named alike or differently, several algorithms; the header counts the hosts as nodes;
 #   - a model replay (GoogLeNet's gradients) and colltopo (one node per host, by its name);
+#   - an unmodified mpi4py program through the installed libcoll_mpi.so, across 4 hosts;
 #   - bad input: an interface filter that matches nothing is one line naming the variable;
 #   - a link pulled mid-run: every rank ends within COLL_TIMEOUT + 3 s naming the peer's host.
 # Exit 0: passed; 77: skipped (not root, or ip/unshare/mpirun missing); other: failed.
@@ -19,9 +21,10 @@ done
 . "$here/hosts.sh"
 while read -r variable; do unset "$variable"; done < <(env | sed -n 's/^\(COLL_[A-Z0-9_]*\)=.*/\1/p')
 
-collbench="$build/bench/collbench"
-colltopo="$build/topology/colltopo"
 scratch=$(mktemp -d)
+cmake --install "$build" --prefix "$scratch/prefix" >/dev/null
+collbench="$scratch/prefix/bin/collbench"
+colltopo="$scratch/prefix/bin/colltopo"
 tag=$(printf '%05d' $(($$ % 100000)))
 runs=""
 fail() { echo "collbench_across_hosts: FAIL: $*" >&2; exit 1; }
@@ -78,6 +81,21 @@ if [[ -x "$colltopo" ]]; then
         grep -q "ch-$b-$i" "$out" || fail "colltopo does not name host ch-$b-$i: $(head -20 "$out")"
     done
     echo "ok: colltopo names the 4 hosts"
+fi
+
+# The interposer's own check (identical results with and without it, the calls it takes),
+# with mpirun spreading its 2-4 ranks over the 4 hosts.
+if /usr/bin/python3 -c "import mpi4py, numpy" 2>/dev/null; then
+    printf '#!/bin/sh\nexec "%s" "%s" --map-by node "$@"\n' "$here/mpirun.sh" "$b" >"$scratch/mpirun"
+    chmod +x "$scratch/mpirun"
+    out="$scratch/interposer.out"
+    timeout 600 /usr/bin/python3 "$here/../mpi_interposer/check_interposer.py" /usr/bin/python3 \
+        "$scratch/mpirun" "$scratch/prefix/lib/libcoll_mpi.so" \
+        "$here/../mpi_interposer/allreduce_program.py" >"$out" 2>&1 ||
+        fail "mpi4py through the interposer: $(tail -5 "$out")"
+    echo "ok: mpi4py through the installed interposer across 4 hosts: $(head -1 "$out")"
+else
+    echo "skipped: mpi4py through the interposer (no python3-mpi4py)"
 fi
 
 out="$scratch/filter.out"

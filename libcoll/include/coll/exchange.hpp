@@ -2,6 +2,7 @@
 // through which Comm::from_exchange creates a communicator, much as UCC's OOB callbacks do.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,9 @@ class Exchange {
   virtual std::vector<std::string> allgather(const std::string& mine) = 0;
   // Collective: returns once every rank has entered. By default an allgather of nothing.
   virtual void barrier() { allgather({}); }
+  // The host that serves this exchange (a TCP store's), if there is one: across hosts, libcoll
+  // listens on the interface that routes to it. By default none.
+  virtual std::optional<std::string> rendezvous_host() const { return std::nullopt; }
 };
 
 }  // namespace coll

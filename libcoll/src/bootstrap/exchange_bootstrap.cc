@@ -39,6 +39,9 @@ class ExchangeBootstrap final : public Bootstrap {
   }
 
   std::string describe() const override { return "caller's exchange"; }
+  std::optional<std::string> rendezvous_host() const override {
+    return exchange_->rendezvous_host();
+  }
 
  private:
   std::string failure(const std::string& name, const std::string& why) const {

@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# torch_across_hosts.sh BUILD_DIR [CASE...]: the torch.distributed backend "coll" across
+# emulated hosts (hosts.sh), started as users start it: one torchrun per host,
+#   torchrun --nnodes N --node_rank R --master_addr <host 1> --master_port P \
+#            --nproc_per_node K --redirects 1 --tee 1 torch_ddp_step.py ...
+# (torch 1.13's torchrun spells its options with underscores; on Debian 12's Python 3.11 it
+# fails at start for every backend unless --redirects and --tee are other than 0 or 3.)
+# The module is the one `cmake --install` puts under a prefix (PREFIX/lib/python3.X/dist-packages).
+# torch_ddp_step.py checks coll all-reduces exactly and that DDP over coll ends with the same
+# parameters as over gloo (max abs difference < 1e-6), and reports both step times.
+#
+# CASE is HOSTSxRANKS[:different] (':different': the hosts' interfaces get different names,
+# ens3/eth0/...); default: 2x1 2x2:different. No COLL_* variable reaches the ranks (all are
+# unset), nor a developer's tuning file (HOME is a fresh directory), so the backend must find
+# its interface by itself. Prints one line per case; exit 0: all passed, 77: skipped (not root,
+# ip/unshare/python3-torch/torchrun or the coll_torch module missing), 1: a case failed, 2: usage.
+# Every command is bounded by `timeout`; the hosts are removed on exit, failure or signal.
+set -euo pipefail
+
+here="$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")"
+me=torch_across_hosts
+
+build=${1:-}
+if [[ -z "$build" || "$build" == -* ]]; then
+    echo "usage: $0 BUILD_DIR [HOSTSxRANKS[:different]...]" >&2
+    exit 2
+fi
+shift
+cases=("$@")
+((${#cases[@]})) || cases=(2x1 2x2:different)
+for c in "${cases[@]}"; do
+    [[ "$c" =~ ^([1-9])x([1-9])(:different)?$ ]] || { echo "$me: bad case '$c' (HOSTSxRANKS[:different])" >&2; exit 2; }
+done
+
+python=${PYTHON:-/usr/bin/python3}  # Debian's, with python3-torch
+if [[ $(id -u) != 0 ]]; then echo "$me: SKIP: needs root (network namespaces)"; exit 77; fi
+for tool in ip unshare timeout; do
+    command -v "$tool" >/dev/null || { echo "$me: SKIP: $tool not found"; exit 77; }
+done
+if ! timeout 120 "$python" -c 'import torch.distributed.run' 2>/dev/null; then
+    echo "$me: SKIP: $python cannot import torch.distributed.run (python3-torch missing)"
+    exit 77
+fi
+torchrun=$(command -v torchrun || true)
+[[ -n "$torchrun" ]] || { echo "$me: SKIP: torchrun not found (python3-torch)"; exit 77; }
+module_dir=$(readlink -f "$build")/libcoll/torch
+if ! compgen -G "$module_dir/coll_torch*.so" >/dev/null; then
+    echo "$me: SKIP: no coll_torch module in $module_dir (not built)"
+    exit 77
+fi
+
+# No COLL_* setting, and nothing of an outer torch job, reaches the ranks.
+while read -r var; do unset "$var"; done < <(compgen -e | grep -E '^(COLL_|TORCHELASTIC_)' || true)
+unset RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE GROUP_RANK MASTER_ADDR MASTER_PORT \
+    GLOO_SOCKET_IFNAME OMP_NUM_THREADS
+
+# shellcheck source=hosts.sh source-path=SCRIPTDIR
+. "$here/hosts.sh"
+
+tmp=$(mktemp -d "/tmp/$me.XXXXXX")
+# The ranks load the module `cmake --install` puts in a prefix, as a cluster node would.
+cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
+module_dir=$(dirname "$(find "$tmp/prefix/lib" -path '*/dist-packages/coll_torch*.so' | head -1)")
+# Run ids unique to this process (tr + 5 digits + case index), so runs may go side by side.
+tag=$(printf '%05d' $(($$ % 100000)))
+ids=()
+for ((k = 0; k < ${#cases[@]}; k++)); do ids+=("tr$tag$k"); done
+hosts_auto_down "${ids[@]}"
+# shellcheck disable=SC2317  # run by the EXIT trap
+_tah_exit() {
+    local rc=$?
+    rm -rf "$tmp"
+    _hosts_on_exit "$rc"
+}
+trap '_tah_exit' EXIT
+
+export HOME="$tmp/home"
+mkdir -p "$HOME"
+case_timeout=${TORCH_ACROSS_HOSTS_TIMEOUT:-240}  # seconds, one torchrun
+failed=0
+
+for ((k = 0; k < ${#cases[@]}; k++)); do
+    c=${cases[k]} id=${ids[k]}
+    [[ "$c" =~ ^([1-9])x([1-9])(:different)?$ ]]
+    nhosts=${BASH_REMATCH[1]} nranks=${BASH_REMATCH[2]} style=same
+    [[ -n "${BASH_REMATCH[3]}" ]] && style=different
+    hosts_up "$id" "$nhosts" --ifname-style "$style" || { echo "$me: case $c: FAIL: hosts.sh up"; failed=1; continue; }
+    addresses=$(hosts_state_dir "$id")/addresses
+    master=$(awk 'NR == 1 {print $2}' "$addresses")
+    ifnames=$(awk '{print $3}' "$addresses" | paste -sd/)
+
+    start=$(date +%s%N)
+    pids=()
+    for ((node = 1; node <= nhosts; node++)); do
+        hosts_exec "$id" "$node" timeout -k 10 "$case_timeout" \
+            "$torchrun" --nnodes "$nhosts" --node_rank $((node - 1)) \
+            --master_addr "$master" --master_port 29500 --nproc_per_node "$nranks" \
+            --redirects 1 --tee 1 --log_dir "$tmp/torchelastic-$id-$node" \
+            "$here/torch_ddp_step.py" --module-dir "$module_dir" \
+            >"$tmp/$id-$node.log" 2>&1 &
+        pids+=($!)
+    done
+    rcs=()
+    for pid in "${pids[@]}"; do
+        if wait "$pid"; then rcs+=(0); else rcs+=($?); fi
+    done
+    seconds=$((($(date +%s%N) - start) / 1000000000))
+
+    what="case $c ($nhosts hosts x $nranks ranks, interfaces $ifnames)"
+    result=$(grep -h -o 'RESULT {.*}' "$tmp/$id-1.log" | head -n 1 | cut -c8- || true)
+    if [[ "${rcs[*]}" =~ ^(0 )*0$ && -n "$result" ]]; then
+        line=$(timeout 60 "$python" -c '
+import json, sys
+r = json.loads(sys.argv[1])
+coll, gloo = r["step_ms_coll"], r["step_ms_gloo"]
+print("%d ranks on %d hosts, %d all-reduces exact, DDP %d steps max |coll-gloo| %.3g, "
+      "step median (slowest rank) coll %.3f ms, gloo %.3f ms%s"
+      % (r["world_size"], len(set(r["hosts"])), r["all_reduce_checks"], r["steps"],
+         r["max_abs_diff_coll_vs_gloo"], coll, gloo,
+         "  (coll SLOWER than gloo)" if coll > gloo else ""))' "$result")
+        echo "$me: $what: PASS: $line [${seconds} s]"
+    else
+        failed=1
+        echo "$me: $what: FAIL (torchrun exit codes per host: ${rcs[*]}; 124/137: timed out after ${case_timeout} s)"
+        for ((node = 1; node <= nhosts; node++)); do
+            echo "--- host $node (ch-$id-$node), last lines of torchrun's output:"
+            log="$tmp/$id-$node.log"
+            # The ranks' own lines (FAIL, libcoll's errors) say more than torchrun's traceback.
+            if grep -q -E 'FAIL:|coll backend|\[coll rank' "$log"; then
+                grep -E 'FAIL:|coll backend|\[coll rank|Error:' "$log" | head -n 20
+            else
+                grep -v -e '^\*\*\*\*' -e 'OMP_NUM_THREADS' "$log" | tail -n 20
+            fi | sed 's/^/    /'
+        done
+    fi
+    hosts_down "$id"
+done
+
+exit "$failed"
