@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "coll/clock.hpp"
+#include "coll/env.hpp"
 
 namespace collbench {
 
@@ -15,8 +16,7 @@ Progress::Progress(std::string label, std::size_t total, bool enabled)
     : label_(std::move(label)),
       total_(total),
       // Under mpirun stdout is a pseudo-terminal even when the user redirects mpirun's output.
-      enabled_(enabled && ::isatty(STDOUT_FILENO) &&
-               std::getenv("OMPI_COMM_WORLD_RANK") == nullptr),
+      enabled_(enabled && ::isatty(STDOUT_FILENO) && !coll::launched_by_mpi()),
       started_(coll::now_seconds()) {}
 
 Progress::~Progress() {

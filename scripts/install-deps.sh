@@ -10,6 +10,7 @@ packages=(
   libboost-program-options-dev libgtest-dev procps nlohmann-json3-dev libssl-dev
   python3-matplotlib
   python3-mpi4py python3-numpy python3-torch libtorch-dev pybind11-dev python3-dev
+  iproute2 util-linux slurm-wlm munge
 )
 
 missing=()

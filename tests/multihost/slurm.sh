@@ -15,6 +15,10 @@
 # (they could be fixed, since each namespace has its own ports).
 # No cgroups and no accounting: proctrack/linuxproc, task/none, and a
 # cgroup.conf with CgroupPlugin=cgroup/v1 and no constraints.
+# MpiDefault=pmix, so `srun -n N prog` gives each task a PMIx server (PMIX_RANK etc.) and
+# Open MPI's MPI_Init works without mpirun. TmpFS=STATE/slurm/tmp/%n: a temporary directory per
+# host, as the hosts share /tmp and the pmix plugin makes its client directory
+# (spmix_appdir_UID_JOB.STEP) under TmpFS; mpi.conf's PMIxCliTmpDirBase does not expand %n.
 # The daemons run inside the run's namespaces, so `hosts.sh down` ends them too.
 set -euo pipefail
 
@@ -65,7 +69,7 @@ slurm_up() {
     h=$(printf '%s' "$id" | cksum | cut -d' ' -f1)
     port=$((20000 + (h % 2000) * 2)) # slurmctld; slurmd uses port+1
 
-    mkdir -p "$sd"/{run,log,state,spool} || die "mkdir $sd"
+    mkdir -p "$sd"/{run,log,state,spool,tmp} || die "mkdir $sd"
     chmod 0755 "$sd" "$sd/run" # munged: its socket dir must be searchable by all
 
     # munge: own key and socket. munged refuses world-writable parent dirs
@@ -101,7 +105,7 @@ slurm_up() {
         echo "SelectType=select/cons_tres"
         echo "SelectTypeParameters=CR_CPU"
         echo "SchedulerType=sched/builtin"
-        echo "MpiDefault=none"
+        echo "MpiDefault=pmix"
         echo "ReturnToService=2"
         echo "SlurmdTimeout=30"
         echo "InactiveLimit=0"
@@ -119,13 +123,18 @@ slurm_up() {
         echo "ConstrainRAMSpace=no"
         echo "ConstrainDevices=no"
     } >"$sd/cgroup.conf"
+    # mpi/pmix (srun --mpi=pmix): the hosts share one /tmp, where each slurmstepd would make
+    # the same client directory /tmp/spmix_appdir_UID_JOB.STEP ("File exists" on the second
+    # host, the step aborts). One base directory per host (%n: the node's name); the plugin
+    # falls back to TmpFS when mpi.conf has no PMIxCliTmpDirBase (which takes no %n).
+    echo "TmpFS=$sd/tmp/%n" >>"$sd/slurm.conf"
 
     export SLURM_CONF="$sd/slurm.conf"
     # -c: a clean start (no saved state). The daemons fork into the background.
     hosts_exec "$id" 0 slurmctld -c -f "$SLURM_CONF" ||
         die "slurmctld failed: $(tail -5 "$sd/log/slurmctld.log" 2>/dev/null)"
     for ((i = 1; i <= n; i++)); do
-        mkdir -p "$sd/spool/ch-$id-$i"
+        mkdir -p "$sd/spool/ch-$id-$i" "$sd/tmp/ch-$id-$i"
         hosts_exec "$id" "$i" slurmd -f "$SLURM_CONF" -N "ch-$id-$i" ||
             die "slurmd on host $i failed: $(tail -5 "$sd/log/slurmd.ch-$id-$i.log" 2>/dev/null)"
     done

@@ -14,6 +14,10 @@ std::optional<long long> env_integer(const char* name, long long min, long long 
                                      bool allow_suffix = false);
 std::optional<double> env_seconds(const char* name);
 
+// Whether an MPI launcher started this process as a rank: Open MPI's mpirun
+// (OMPI_COMM_WORLD_RANK) or a PMIx launcher such as Slurm's srun --mpi=pmix (PMIX_RANK).
+bool launched_by_mpi();
+
 // Parses "64", "64K", "4M", "1G" (powers of 1024); nullopt on anything else.
 std::optional<long long> parse_size(const std::string& text);
 

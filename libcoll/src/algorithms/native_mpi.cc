@@ -10,6 +10,7 @@
 
 #include "algorithms/registry.hpp"
 #include "bootstrap/bootstrap.hpp"
+#include "coll/env.hpp"
 #include "coll/error.hpp"
 #include "reduce/reducer.hpp"
 
@@ -19,7 +20,7 @@ namespace {
 bool running_under_mpi() {
   int initialized = 0;
   MPI_Initialized(&initialized);
-  return initialized != 0 || std::getenv("OMPI_COMM_WORLD_RANK") != nullptr;
+  return initialized != 0 || launched_by_mpi();
 }
 
 MPI_Comm communicator_for(const Group& group) {

@@ -21,7 +21,7 @@ std::unique_ptr<Bootstrap> bootstrap_from_environment(double timeout_s) {
     return make_store_bootstrap(*store, *token, static_cast<int>(*rank), static_cast<int>(*size),
                                 timeout_s);
   }
-  if (env_string("OMPI_COMM_WORLD_RANK") || env_string("PMIX_RANK")) return make_mpi_bootstrap();
+  if (launched_by_mpi()) return make_mpi_bootstrap();
   return make_single_bootstrap();
 }
 

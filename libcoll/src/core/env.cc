@@ -14,6 +14,10 @@ std::optional<std::string> env_string(const char* name) {
   return std::string(value);
 }
 
+bool launched_by_mpi() {
+  return std::getenv("OMPI_COMM_WORLD_RANK") != nullptr || std::getenv("PMIX_RANK") != nullptr;
+}
+
 std::optional<long long> parse_size(const std::string& text) {
   if (text.empty() || !std::isdigit(static_cast<unsigned char>(text[0]))) return std::nullopt;
   std::size_t used = 0;

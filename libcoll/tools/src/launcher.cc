@@ -237,7 +237,7 @@ std::optional<std::string> stopped_after_others_finished(const std::vector<RankP
 }  // namespace
 
 bool is_rank_process() {
-  return std::getenv("COLL_RANK") != nullptr || std::getenv("OMPI_COMM_WORLD_RANK") != nullptr;
+  return std::getenv("COLL_RANK") != nullptr || coll::launched_by_mpi();
 }
 
 std::string own_executable() {

@@ -28,7 +28,8 @@ std::vector<int> parse_node_sizes(const std::string& text);
 // was killed by a signal), after printing which rank failed and why.
 int launch_local(const LaunchSpec& spec);
 
-// True in a rank process: one launch_local started (COLL_RANK) or one under mpirun.
+// True in a rank process: one launch_local started (COLL_RANK) or one an MPI launcher started
+// (mpirun, srun --mpi=pmix: coll::launched_by_mpi).
 bool is_rank_process();
 
 // The running executable's path (empty if /proc/self/exe cannot be read), so that a tool can
