@@ -69,7 +69,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       const bool refused =
           (action & 0x80) != 0 &&
           service.handle(target.id,
-                         {Op::Hello, hello_proof("token", challenges[target.id], rank), rank});
+                         {Op::Hello, hello_key("token", challenges[target.id], rank), rank});
       if ((action & 0x80) == 0 || refused) hang_up(service, target, next_id);
       continue;
     }

@@ -43,7 +43,7 @@ void hog(int flooded) {
   }
   const std::string rank_size = "0/" + env("COLL_SIZE");
   std::string requests =
-      encode({Op::Hello, coll::store::hello_proof(env("COLL_TOKEN"), challenge->value, rank_size),
+      encode({Op::Hello, coll::store::hello_key(env("COLL_TOKEN"), challenge->value, rank_size),
               rank_size});
   requests += encode({Op::Set, "big", std::string(1u << 20, 'x')});
   for (int i = 0; i < 64; ++i) requests += encode({Op::Get, "big", ""});

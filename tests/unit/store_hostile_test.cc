@@ -42,9 +42,8 @@ Socket join(const StoreServer& server, int rank, int size) {
   const store::Message challenge = next_frame(socket, decoder);
   EXPECT_EQ(challenge.op, store::Op::Challenge);
   const std::string rank_size = std::to_string(rank) + "/" + std::to_string(size);
-  socket.send_all(
-      store::encode({store::Op::Hello,
-                     store::hello_proof(server.token(), challenge.value, rank_size), rank_size}));
+  socket.send_all(store::encode(
+      {store::Op::Hello, store::hello_key(server.token(), challenge.value, rank_size), rank_size}));
   EXPECT_EQ(next_frame(socket, decoder).op, store::Op::Reply);
   return socket;
 }

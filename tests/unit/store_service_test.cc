@@ -38,7 +38,7 @@ class ServiceTest : public ::testing::Test {
     const Message challenge = *decoder.next();
     EXPECT_EQ(challenge.op, Op::Challenge);
     challenges_[from] = challenge.value;
-    return hello_proof(token, challenge.value, rank);
+    return hello_key(token, challenge.value, rank);
   }
   bool hello(ConnectionId from, const std::string& rank) {
     const std::string proven = proof(from, rank);
@@ -95,7 +95,7 @@ TEST(Service, FirstHelloFixesAnUnknownJobSize) {
   });
   const auto hello = [&](ConnectionId from, const std::string& rank) {
     service.connected(from);
-    return service.handle(from, {Op::Hello, hello_proof("token", challenge[from], rank), rank});
+    return service.handle(from, {Op::Hello, hello_key("token", challenge[from], rank), rank});
   };
   EXPECT_FALSE(hello(1, "2/3"));
   EXPECT_TRUE(hello(2, "1/4"));
@@ -196,7 +196,7 @@ TEST_F(ServiceTest, AHelloProofIsGoodForItsOwnChallengeOnly) {
   const std::string recorded = proof(1, "0/4");
   const auto replies = request(1, Op::Hello, recorded, "0/4");
   ASSERT_EQ(replies.size(), 1u);
-  EXPECT_EQ(replies[0].value, welcome_proof("token", challenges_[1], "0/4"));
+  EXPECT_EQ(replies[0].value, welcome_proof("token", challenges_[1], recorded, "0/4"));
   service_.disconnect(1);
   proof(2, "0/4");
   EXPECT_EQ(request(2, Op::Hello, recorded, "0/4")[0].value,

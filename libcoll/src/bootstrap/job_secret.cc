@@ -40,6 +40,20 @@ std::string random_bytes(std::size_t bytes) {
   return out;
 }
 
+std::string to_hex(std::string_view bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string text;
+  for (const char byte : bytes) {
+    text.push_back(kDigits[static_cast<unsigned char>(byte) >> 4]);
+    text.push_back(kDigits[byte & 15]);
+  }
+  return text;
+}
+
+std::string to_hex(const Digest& digest) {
+  return to_hex(std::string_view(reinterpret_cast<const char*>(digest.data()), digest.size()));
+}
+
 std::string job_secret(Bootstrap& bootstrap) {
   if (auto secret = bootstrap.own_secret()) return *secret;
   constexpr std::size_t kSecretBytes = 32;

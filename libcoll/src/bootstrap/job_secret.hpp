@@ -17,5 +17,8 @@ Digest hmac_sha256(std::string_view key, std::string_view message);
 bool same_digest(const Digest& a, const Digest& b);
 // `bytes` unpredictable bytes from the kernel's generator.
 std::string random_bytes(std::size_t bytes);
+// Lowercase hexadecimal, two digits a byte.
+std::string to_hex(std::string_view bytes);
+std::string to_hex(const Digest& digest);
 
 }  // namespace coll

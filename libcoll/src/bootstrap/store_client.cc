@@ -32,11 +32,11 @@ StoreClient::StoreClient(const std::string& address, const std::string& token, i
     try {
       const std::string challenge =
           receive("the store at " + address + " to say hello", store::Op::Challenge).value;
-      socket_.send_all(store::encode(
-          {store::Op::Hello, store::hello_proof(token, challenge, rank_size), rank_size}));
+      const std::string key = store::hello_key(token, challenge, rank_size);
+      socket_.send_all(store::encode({store::Op::Hello, key, rank_size}));
       const std::string welcome =
           receive("the store at " + address + " to accept rank " + std::to_string(rank)).value;
-      if (!store::same_text(welcome, store::welcome_proof(token, challenge, rank_size))) {
+      if (!store::same_text(welcome, store::welcome_proof(token, challenge, key, rank_size))) {
         throw Error(Status::RemoteError, "the store at " + address +
                                              " does not prove that it knows the job's token "
                                              "(COLL_TOKEN): not this job's store");

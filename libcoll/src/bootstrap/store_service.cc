@@ -31,12 +31,7 @@ Service::Service(std::string token, int job_size, ServiceLimits limits, Send sen
 
 void Service::connected(ConnectionId connection) {
   constexpr std::size_t kChallengeBytes = 16;
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string challenge;
-  for (const char byte : random_bytes(kChallengeBytes)) {
-    challenge.push_back(kDigits[static_cast<unsigned char>(byte) >> 4]);
-    challenge.push_back(kDigits[byte & 15]);
-  }
+  const std::string challenge = to_hex(random_bytes(kChallengeBytes));
   peers_[connection].challenge = challenge;
   reply(connection, Op::Challenge, challenge);
 }
@@ -92,8 +87,7 @@ std::optional<std::string> Service::hello(ConnectionId from, Peer& peer, const M
     return "refused: " + why;
   };
   if (message.op != Op::Hello) return refuse("the first request must be the hello");
-  if (peer.challenge.empty() ||
-      !same_text(message.key, hello_proof(token_, peer.challenge, message.value))) {
+  if (!hello_key_valid(token_, peer.challenge, message.key, message.value)) {
     return refuse("wrong job token (COLL_TOKEN)");
   }
   const std::size_t slash = message.value.find('/');
@@ -120,7 +114,7 @@ std::optional<std::string> Service::hello(ConnectionId from, Peer& peer, const M
   peer.authenticated = true;
   peer.rank = static_cast<int>(*rank);
   ranks_[peer.rank] = from;
-  reply(from, Op::Reply, welcome_proof(token_, peer.challenge, message.value));
+  reply(from, Op::Reply, welcome_proof(token_, peer.challenge, message.key, message.value));
   if (!abort_reason_.empty()) reply(from, Op::Abort, abort_reason_);
   return std::nullopt;
 }

@@ -1,5 +1,6 @@
 #include "bootstrap/store_wire.hpp"
 
+
 #include "bootstrap/job_secret.hpp"
 #include "coll/error.hpp"
 
@@ -35,26 +36,41 @@ bool known_op(char op) {
   return false;
 }
 
-std::string hex(const Digest& digest) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string text;
-  for (const unsigned char byte : digest) {
-    text.push_back(kDigits[byte >> 4]);
-    text.push_back(kDigits[byte & 15]);
-  }
-  return text;
+}  // namespace
+
+namespace {
+
+constexpr std::size_t kClientNonceBytes = 16;
+
+// The client's nonce in a hello's key ("NONCE:PROOF"); empty when the key has none.
+std::string client_nonce(const std::string& key) {
+  const auto colon = key.find(':');
+  return colon == std::string::npos ? std::string() : key.substr(0, colon);
+}
+
+std::string proof(const std::string& token, const std::string& role, const std::string& challenge,
+                  const std::string& nonce, const std::string& rank_size) {
+  return to_hex(hmac_sha256(token, role + "|" + challenge + "|" + nonce + "|" + rank_size));
 }
 
 }  // namespace
 
-std::string hello_proof(const std::string& token, const std::string& challenge,
-                        const std::string& rank_size) {
-  return hex(hmac_sha256(token, "store hello|" + challenge + "|" + rank_size));
+std::string hello_key(const std::string& token, const std::string& challenge,
+                      const std::string& rank_size) {
+  const std::string nonce = to_hex(random_bytes(kClientNonceBytes));
+  return nonce + ":" + proof(token, "store hello", challenge, nonce, rank_size);
+}
+
+bool hello_key_valid(const std::string& token, const std::string& challenge, const std::string& key,
+                     const std::string& rank_size) {
+  const std::string nonce = client_nonce(key);
+  if (nonce.empty() || challenge.empty()) return false;
+  return same_text(key, nonce + ":" + proof(token, "store hello", challenge, nonce, rank_size));
 }
 
 std::string welcome_proof(const std::string& token, const std::string& challenge,
-                          const std::string& rank_size) {
-  return hex(hmac_sha256(token, "store welcome|" + challenge + "|" + rank_size));
+                          const std::string& key, const std::string& rank_size) {
+  return proof(token, "store welcome", challenge, client_nonce(key), rank_size);
 }
 
 bool same_text(const std::string& a, const std::string& b) {

@@ -38,13 +38,17 @@ inline constexpr const char* kRankTaken = "is already connected";
 
 std::string encode(const Message& message);
 
-// What proves that a client knows the job's token without sending it: HMAC-SHA-256 under the
-// token over the server's challenge and the hello's "RANK/SIZE" (hex); the server's welcome
-// answers with its own proof over the same, so that a rank knows it reached the job's store.
-std::string hello_proof(const std::string& token, const std::string& challenge,
-                        const std::string& rank_size);
+// What proves that a client knows the job's token without sending it: the hello's key is
+// "NONCE:PROOF", a fresh nonce of the client's and HMAC-SHA-256 under the token over the server's
+// challenge, that nonce and the hello's "RANK/SIZE" (hex). The server's welcome answers with its
+// own proof over the same, so that a rank knows it reached the job's store (fresh at both ends:
+// a recorded exchange proves nothing to either side).
+std::string hello_key(const std::string& token, const std::string& challenge,
+                      const std::string& rank_size);
+bool hello_key_valid(const std::string& token, const std::string& challenge, const std::string& key,
+                     const std::string& rank_size);
 std::string welcome_proof(const std::string& token, const std::string& challenge,
-                          const std::string& rank_size);
+                          const std::string& key, const std::string& rank_size);
 // Whether two strings are equal, in time that depends on their lengths only.
 bool same_text(const std::string& a, const std::string& b);
 
