@@ -7,7 +7,8 @@
 #   - a model replay (GoogLeNet's gradients) and colltopo (one node per host, by its name);
 #   - an unmodified mpi4py program through the installed libcoll_mpi.so, across 4 hosts;
 #   - bad input: an interface filter that matches nothing is one line naming the variable;
-#   - a link pulled mid-run: every rank ends within COLL_TIMEOUT + 3 s naming the peer's host.
+#   - a link pulled mid-run: every rank ends within COLL_TIMEOUT + 3 s naming the peer's host;
+#   - every process of one host killed: the other ranks end naming the lost host's ranks.
 # Exit 0: passed; 77: skipped (not root, or ip/unshare/mpirun missing); other: failed.
 set -euo pipefail
 
@@ -133,4 +134,31 @@ wait "$launcher" || status=$?
 grep -q "within 5 s (COLL_TIMEOUT)" "$out" || fail "no timeout message: $(grep -v '^ ' "$out" | head)"
 grep -q "rank 1 (ch-$a-2)" "$out" || fail "the lost host is not named: $(grep -v '^ ' "$out" | head)"
 echo "ok: a pulled link ends every rank $((ended_ms / 1000)).$(printf '%03d' $((ended_ms % 1000))) s after the cut, naming the peer's host"
+# Every process of one host killed mid-run (its ranks and Open MPI's daemon): the ranks of the
+# other host end within COLL_TIMEOUT + 3 s, every rank that reports naming a rank of the lost
+# host (not a healthy one), and mpirun exits non-zero.
+out="$scratch/kill.out"
+timeout 120 "$here/mpirun.sh" "$a" -np 4 --map-by node -x COLL_TIMEOUT=5 "$collbench" \
+    -b 4M -e 4M -n 1000000 -w 1 >"$out" 2>&1 &
+launcher=$!
+for _ in $(seq 100); do
+    [[ $(pgrep -fc "^$collbench -b 4M") -ge 4 ]] && break
+    hosts_sleep 0.1
+done
+hosts_sleep 1
+mapfile -t lost < <(ip netns pids "ch-$a-2")
+kill -9 "${lost[@]}"
+cut_ms=$(($(date +%s%N) / 1000000))
+while pgrep -f "^$collbench -b 4M" >/dev/null; do
+    (($(date +%s%N) / 1000000 - cut_ms < 8000)) || fail "ranks still running 8 s after host 2 died"
+    hosts_sleep 0.2
+done
+ended_ms=$(($(date +%s%N) / 1000000 - cut_ms))
+status=0
+wait "$launcher" || status=$?
+((status != 0)) || fail "mpirun exited 0 after a host died"
+reports=$(grep "^collbench: rank" "$out" || true)
+[[ -n "$reports" ]] || fail "no rank reported the lost host: $(grep -v '^ ' "$out" | head)"
+if grep -v "(ch-$a-2)" <<<"$reports"; then fail "a report does not name the lost host"; fi
+echo "ok: host 2 killed: the other ranks end $((ended_ms / 1000)).$(printf '%03d' $((ended_ms % 1000))) s later, naming its ranks"
 echo "collbench_across_hosts: PASS"

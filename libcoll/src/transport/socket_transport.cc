@@ -2,6 +2,11 @@
 // the `auto` transport's links between nodes, COLL_NET=sockets): one authenticated connection per
 // pair of ranks (socket_rendezvous.hpp), messages over it by SocketLinks. Reads its own options:
 // COLL_SOCKET_IFNAME (the interface, network_interfaces.hpp) and COLL_SOCKET_SNDBUF.
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
+#include <algorithm>
+#include <fstream>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -21,18 +26,53 @@
 namespace coll {
 namespace {
 
-// Over loopback (emulated nodes of one machine) the wire is the receiving rank's copy out of
-// the socket, which reads the data from cache only while little of it is in flight: the
-// kernel's autotuning grows each send buffer to 4 MiB, and with 4 ranks on 2 cores a 64 MiB
-// all-reduce took 1.3-1.4x longer than with 256 KiB (docs/bandwidth.md). Over a real network the
-// buffer must cover the bandwidth-delay product, which autotuning sizes.
-constexpr std::size_t kLoopbackSendBufferBytes = 256 * 1024;
+// Where the wire is a memory copy (loopback; veth links between hosts emulated on one machine)
+// the receiving rank reads the data from cache only while little of it is in flight: the
+// kernel's autotuning grows each send buffer to 4 MiB, and a 64 MiB all-reduce took longer than
+// with 256 KiB: 1.3-1.4x with 4 ranks on 2 cores over loopback (docs/bandwidth.md), 1.29x at 2
+// emulated hosts and 1.09x at 4 (bench/results/multihost-2026-12-06-autotuned). A link with a
+// longer round trip needs the bandwidth-delay product in flight: the buffer is the larger of the
+// two.
+constexpr std::size_t kSmallSendBufferBytes = 256 * 1024;
 constexpr long long kMinSendBufferBytes = 4 * 1024;
 constexpr long long kMaxSendBufferBytes = 1LL << 30;
+constexpr std::size_t kMaxMeasuredSendBufferBytes = 64 << 20;
 
-std::size_t socket_send_buffer_of(const NetworkInterface& interface) {
+// What a rank's links measure: the longest round trip the kernel saw on them during the
+// handshake (TCP_INFO) and the interface's speed (/sys/class/net/NAME/speed); 0 where unknown.
+struct LinkMeasure {
+  double round_trip_s = 0;
+  double bits_per_s = 0;
+  std::size_t bandwidth_delay_bytes() const {
+    return static_cast<std::size_t>(round_trip_s * bits_per_s / 8);
+  }
+};
+
+LinkMeasure measure_links(const NetworkInterface& interface, const std::vector<Socket>& sockets) {
+  LinkMeasure measure;
+  for (const Socket& socket : sockets) {
+    tcp_info info{};
+    socklen_t length = sizeof info;
+    if (socket.valid() && ::getsockopt(socket.fd(), IPPROTO_TCP, TCP_INFO, &info, &length) == 0) {
+      measure.round_trip_s = std::max(measure.round_trip_s, info.tcpi_rtt * 1e-6);
+    }
+  }
+  std::ifstream speed("/sys/class/net/" + interface.name + "/speed");
+  long long megabits = 0;
+  if (speed >> megabits && megabits > 0) measure.bits_per_s = double(megabits) * 1e6;
+  return measure;
+}
+
+// COLL_SOCKET_SNDBUF, else 256 KiB over loopback, else the larger of 256 KiB and the links'
+// bandwidth-delay product, else (speed unknown) the kernel's autotuning (0).
+std::size_t socket_send_buffer_of(const NetworkInterface& interface, const LinkMeasure& measure) {
   const auto value = env_string("COLL_SOCKET_SNDBUF");
-  if (!value) return interface.loopback() ? kLoopbackSendBufferBytes : 0;
+  if (!value) {
+    if (interface.loopback()) return kSmallSendBufferBytes;
+    if (measure.bits_per_s == 0) return 0;
+    return std::clamp(measure.bandwidth_delay_bytes(), kSmallSendBufferBytes,
+                      kMaxMeasuredSendBufferBytes);
+  }
   if (*value == "auto") return 0;
   const auto bytes = parse_size(*value);
   if (!bytes || *bytes < kMinSendBufferBytes || *bytes > kMaxSendBufferBytes) {
@@ -87,7 +127,6 @@ class SocketTransport final : public Transport {
     log_line(LogLevel::Info, me,
              "sockets: listening on " + choice.interface.name + " " + choice.interface.address +
                  " (" + choice.why + ")");
-    const std::size_t send_buffer = socket_send_buffer_of(choice.interface);
     std::vector<bool> linked(node_of_rank.size());
     int peers = 0;
     for (int peer = 0; peer < static_cast<int>(linked.size()); ++peer) {
@@ -95,9 +134,17 @@ class SocketTransport final : public Transport {
       peers += linked[peer];
     }
     const RendezvousOptions rendezvous{choice.interface, job_secret(bootstrap), options.timeout_s};
-    links_.emplace(connect_linked_ranks(bootstrap, linked, rendezvous), send_buffer);
+    std::vector<Socket> sockets = connect_linked_ranks(bootstrap, linked, rendezvous);
+    const LinkMeasure measure = measure_links(choice.interface, sockets);
+    const std::size_t send_buffer = socket_send_buffer_of(choice.interface, measure);
+    links_.emplace(std::move(sockets), send_buffer);
     description_ = std::to_string(peers) + " over tcp sockets(" + choice.interface.name + ")" +
                    socket_send_buffer_text(send_buffer);
+    if (!choice.interface.loopback() && measure.bits_per_s > 0) {
+      description_ += " for a round trip of " +
+                      std::to_string(static_cast<int>(measure.round_trip_s * 1e6)) + " us at " +
+                      std::to_string(static_cast<long long>(measure.bits_per_s / 1e6)) + " Mb/s";
+    }
     if (options.links == Links::all) description_ = "sockets: " + description_;
   }
 
