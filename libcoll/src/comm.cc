@@ -456,8 +456,8 @@ void Comm::Impl::run_collective(CallDescriptor call, Body&& body, const Algorith
     body(on_world);
     if (check) check->complete();
   } catch (const Error& error) {
-    transport.mark_failed();
     broken = call.describe() + ": " + error.what();
+    transport.mark_failed(where() + broken);
     throw Error(error.status(), where() + broken);
   }
 }

@@ -8,7 +8,8 @@
 #   - an unmodified mpi4py program through the installed libcoll_mpi.so, across 4 hosts;
 #   - bad input: an interface filter that matches nothing is one line naming the variable;
 #   - a link pulled mid-run: every rank ends within COLL_TIMEOUT + 3 s naming the peer's host;
-#   - every process of one host killed: the other ranks end naming the lost host's ranks.
+#   - every process of one host killed: the other ranks end naming the lost host's ranks;
+#   - a partition (2 hosts | 2 hosts): every rank ends naming a rank on the other side.
 # Exit 0: passed; 77: skipped (not root, or ip/unshare/mpirun missing); other: failed.
 set -euo pipefail
 
@@ -161,4 +162,34 @@ reports=$(grep "^collbench: rank" "$out" || true)
 [[ -n "$reports" ]] || fail "no rank reported the lost host: $(grep -v '^ ' "$out" | head)"
 if grep -v "(ch-$a-2)" <<<"$reports"; then fail "a report does not name the lost host"; fi
 echo "ok: host 2 killed: the other ranks end $((ended_ms / 1000)).$(printf '%03d' $((ended_ms % 1000))) s later, naming its ranks"
+# A partition: hosts 3 and 4 still reach each other but not hosts 1 and 2. Every rank ends within
+# COLL_TIMEOUT + 3 s, and each that reports names a rank on the other side. mpirun hears the cut-off
+# hosts' output, and ends, only once the partition heals.
+out="$scratch/partition.out"
+timeout 120 "$here/mpirun.sh" "$b" -np 4 --map-by node -x COLL_TIMEOUT=5 "$collbench" \
+    -b 4M -e 4M -n 1000000 -w 1 >"$out" 2>&1 &
+launcher=$!
+for _ in $(seq 100); do
+    [[ $(pgrep -fc "^$collbench -b 4M") -ge 4 ]] && break
+    hosts_sleep 0.1
+done
+hosts_sleep 1
+hosts_partition "$b" on 3 4
+cut_ms=$(($(date +%s%N) / 1000000))
+while pgrep -f "^$collbench -b 4M" >/dev/null; do
+    (($(date +%s%N) / 1000000 - cut_ms < 8000)) || fail "ranks still running 8 s after the partition"
+    hosts_sleep 0.2
+done
+ended_ms=$(($(date +%s%N) / 1000000 - cut_ms))
+hosts_partition "$b" off 3 4
+status=0
+wait "$launcher" || status=$?
+((status != 0)) || fail "mpirun exited 0 after a partition"
+while read -r report; do
+    rank=$(sed -n 's/^collbench: rank \([0-9]*\):.*/\1/p' <<<"$report")
+    if ((rank < 2)); then other="ch-$b-[34]"; else other="ch-$b-[12]"; fi
+    grep -q "($other)" <<<"$report" || fail "rank $rank does not name the other side: $report"
+done < <(grep "^collbench: rank" "$out")
+grep -q "^collbench: rank" "$out" || fail "no rank reported the partition: $(grep -v '^ ' "$out" | head)"
+echo "ok: a partition (hosts 1 2 | 3 4) ends every rank $((ended_ms / 1000)).$(printf '%03d' $((ended_ms % 1000))) s later, each naming the other side"
 echo "collbench_across_hosts: PASS"

@@ -6,6 +6,7 @@
 #   hosts.sh down RUN_ID                  # idempotent, never fails
 #   hosts.sh exec RUN_ID I CMD...         # run CMD on host I (I=0: the launcher)
 #   hosts.sh link RUN_ID I down|up        # pull / plug host I's cable
+#   hosts.sh partition RUN_ID on|off I... # cut hosts I... off from the rest (they keep each other)
 #   hosts.sh info RUN_ID                  # print the state dir and its files
 #
 # Layout of one run (RUN_ID: 1-8 chars of [a-z0-9]):
@@ -238,6 +239,27 @@ hosts_link() { # RUN_ID I down|up
     ip -n "$(hosts_host_ns "$id" "$i")" link set "$ifn" "$state"
 }
 
+# A partition: the listed hosts still reach each other and the launcher, but not the other
+# hosts, nor they them (blackhole routes both ways: packets vanish, as on a cut network, with no
+# error to the sender); `off` joins them again.
+hosts_partition() { # RUN_ID on|off I...
+    local id=${1:-} state=${2:-} i j n subnet action
+    shift 2 || true
+    _hosts_check_id "$id" || return 1
+    [[ "$state" == on || "$state" == off ]] || _hosts_die "partition: on or off" || return 1
+    action=add
+    [[ "$state" == on ]] || action=del
+    n=$(cat "$(hosts_state_dir "$id")/n") || return 1
+    subnet=$(cat "$(hosts_state_dir "$id")/subnet") || return 1
+    for i in "$@"; do
+        for ((j = 1; j <= n; j++)); do
+            [[ " $* " == *" $j "* ]] && continue
+            ip -n "$(hosts_host_ns "$id" "$i")" route "$action" blackhole "$subnet.$j/32" || return 1
+            ip -n "$(hosts_host_ns "$id" "$j")" route "$action" blackhole "$subnet.$i/32" || return 1
+        done
+    done
+}
+
 hosts_info() { # RUN_ID
     local dir f
     dir=$(hosts_state_dir "$1")
@@ -300,9 +322,10 @@ if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
             _hosts_enter "${t% *}" "${t#* }" "$(hosts_state_dir "$1")/hosts" "${@:3}"
             ;;
         link) hosts_link "$@" ;;
+        partition) hosts_partition "$@" ;;
         info) hosts_info "$@" ;;
         *)
-            sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//' >&2
+            sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//' >&2
             exit 2
             ;;
     esac

@@ -33,8 +33,8 @@ class RoutingTransport final : public Transport {
   // for peers.
   ~RoutingTransport() override {
     if (!failed()) return;
-    node_->mark_failed();
-    network_->mark_failed();
+    node_->mark_failed(failure_reason());
+    network_->mark_failed(failure_reason());
   }
 
   Request send(int peer, Tag tag, const void* data, std::size_t bytes) override {
@@ -53,6 +53,10 @@ class RoutingTransport final : public Transport {
   bool test(Request& request) override { return to(request.peer).test(request); }
   bool probe(int peer, Tag tag) override { return to(peer).probe(peer, tag); }
   void check_link(int peer) override { to(peer).check_link(peer); }
+  bool announce_failure(const std::string& reason) override {
+    const bool node = node_->announce_failure(reason);
+    return network_->announce_failure(reason) || node;
+  }
   bool add_wake_fds(std::vector<pollfd>& fds) override {
     return node_->add_wake_fds(fds) && network_->add_wake_fds(fds);
   }

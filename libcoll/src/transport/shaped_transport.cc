@@ -166,7 +166,7 @@ class ShapedTransport final : public Transport {
     } catch (const Error& error) {
       inner_->interrupt(error.what());
     }
-    if (failed()) inner_->mark_failed();
+    if (failed()) inner_->mark_failed(failure_reason());
     for (HeldSend* send : held_) delete send;
     for (StampedRecv* recv : stamped_recvs_) delete recv;
   }
@@ -209,6 +209,9 @@ class ShapedTransport final : public Transport {
   }
 
   void check_link(int peer) override { inner_->check_link(peer); }
+  bool announce_failure(const std::string& reason) override {
+    return inner_->announce_failure(reason);
+  }
   bool wakes_on_delivery() const override { return inner_->wakes_on_delivery(); }
   bool add_wake_fds(std::vector<pollfd>& fds) override { return inner_->add_wake_fds(fds); }
 

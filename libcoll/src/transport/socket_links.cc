@@ -27,6 +27,9 @@ constexpr std::size_t kHeaderBytes = sizeof(WireHeader);
 
 // Unexpected messages' buffers kept for reuse: touching fresh memory is slow on these VMs.
 constexpr std::size_t kMaxSpareBuffers = 16;
+// The header of a failed rank's last words (say_goodbye): no collective's tag.
+constexpr Tag kGoodbyeTag = ~Tag{0};
+constexpr std::size_t kMaxGoodbyeBytes = 1024;
 // A link's staging buffer: short messages and their headers are read through it.
 constexpr std::size_t kStagingBytes = 64 * 1024;
 
@@ -75,6 +78,7 @@ struct SocketLinks::Link {
   std::size_t payload_read = 0;
   Operation* reading_into = nullptr;   // the payload goes straight into this receive...
   Arrival* reading_arrival = nullptr;  // ...or into this arrival's buffer...
+  std::string goodbye;                 // ...or it is a failed peer's reason (kGoodbyeTag)...
   bool stalled = false;  // ...or stays in the socket until a receive is posted (header_arrived)
   // Bytes read but not yet consumed: staging[staged_begin, staged_end).
   std::unique_ptr<std::byte[]> staging = std::make_unique_for_overwrite<std::byte[]>(kStagingBytes);
@@ -297,6 +301,14 @@ void SocketLinks::header_arrived(Link& link) {
   link.reading_into = nullptr;
   link.reading_arrival = nullptr;
   const Tag tag = link.incoming.tag;
+  if (tag == kGoodbyeTag) {
+    if (link.incoming.bytes > kMaxGoodbyeBytes) return broken(link, "a malformed message");
+    link.goodbye.assign(link.incoming.bytes, '\0');
+    link.target = reinterpret_cast<std::byte*>(link.goodbye.data());
+    link.stalled = false;
+    if (link.incoming.bytes == 0) goodbye_arrived(link);
+    return;
+  }
   const auto posted =
       std::find_if(link.posted.begin(), link.posted.end(),
                    [&](const Operation* operation) { return operation->tag == tag; });
@@ -319,7 +331,13 @@ void SocketLinks::header_arrived(Link& link) {
   if (link.incoming.bytes == 0) message_arrived(link);
 }
 
+void SocketLinks::goodbye_arrived(Link& link) {
+  link.header_read = 0;
+  broken(link, "it failed: " + link.goodbye);
+}
+
 void SocketLinks::message_arrived(Link& link) {
+  if (link.incoming.tag == kGoodbyeTag) return goodbye_arrived(link);
   link.header_read = 0;
   if (link.reading_into != nullptr) {
     link.reading_into->length = link.incoming.bytes;
@@ -382,6 +400,23 @@ void SocketLinks::release(Operation* operation) {
     live_.pop_back();
   }
   delete operation;
+}
+
+bool SocketLinks::say_goodbye(const std::string& reason) {
+  const std::string text = reason.substr(0, kMaxGoodbyeBytes);
+  const WireHeader header{kGoodbyeTag, text.size()};
+  std::string message(reinterpret_cast<const char*>(&header), kHeaderBytes);
+  message += text;
+  bool told = false;
+  for (Link* link : remote_) {
+    if (!link->socket.valid()) continue;
+    // Not inside a message: its peer would read these bytes as that message's payload.
+    const bool between_messages = link->sends.empty() || (link->sends.front()->header_moved == 0);
+    if (!between_messages) continue;
+    told |=
+        ::send(link->socket.fd(), message.data(), message.size(), MSG_DONTWAIT | MSG_NOSIGNAL) > 0;
+  }
+  return told;
 }
 
 void SocketLinks::cancel_all() {

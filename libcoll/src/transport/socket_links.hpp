@@ -55,6 +55,11 @@ class SocketLinks {
   void add_poll_fds(std::vector<pollfd>& fds) const;
   // After a failure: releases every operation (their buffers may be gone) and closes the links.
   void cancel_all();
+  // Best effort, as a failed rank closes: tells every peer whose link is between two messages
+  // why (cut to 1 KiB), so that its wait ends naming the cause, not this rank, where the job has
+  // no other channel for it (MPI). The peer's link then fails with "it failed: <reason>".
+  // True when some peer was sent the reason.
+  bool say_goodbye(const std::string& reason);
 
  private:
   struct Buffer;
@@ -62,6 +67,7 @@ class SocketLinks {
   struct Link;
   Link& link(int peer) const;
   bool write_some(Link& link);
+  void goodbye_arrived(Link& link);
   bool read_some(Link& link);
   void consume_staged(Link& link);
   void header_arrived(Link& link);

@@ -193,6 +193,16 @@ class SocketTransport final : public Transport {
   }
   const char* describe() const override { return description_.c_str(); }
 
+  bool announce_failure(const std::string& reason) override {
+    if (announced_) return false;
+    announced_ = true;
+    return links_->say_goodbye(reason);
+  }
+
+  ~SocketTransport() override {
+    if (failed()) announce_failure(failure_reason());
+  }
+
  private:
   Request post_receive(int peer, Tag tag, void* data, std::size_t bytes, bool up_to) {
     check_link(peer);
@@ -202,6 +212,7 @@ class SocketTransport final : public Transport {
   }
 
   std::optional<SocketLinks> links_;
+  bool announced_ = false;  // peers were told why this rank failed
   std::string description_;
 };
 

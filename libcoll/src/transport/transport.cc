@@ -61,6 +61,19 @@ void Transport::sleep_until_event(int abort_fd, int max_us) {
   ::ppoll(sleep_fds_.data(), sleep_fds_.size(), &timeout, nullptr);
 }
 
+void Transport::mark_failed(const std::string& reason) {
+  {
+    std::lock_guard lock(failure_mutex_);
+    if (failure_reason_.empty()) failure_reason_ = reason;
+  }
+  failed_.store(true, std::memory_order_release);
+}
+
+std::string Transport::failure_reason() const {
+  std::lock_guard lock(failure_mutex_);
+  return failure_reason_;
+}
+
 void Transport::interrupt(const std::string& reason) {
   std::call_once(interrupt_once_, [&] {
     interrupt_reason_ = reason;

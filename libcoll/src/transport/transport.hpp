@@ -112,6 +112,12 @@ class Transport {
   // becomes readable, or after max_us microseconds, whichever comes first. By default a poll
   // on add_wake_fds' descriptors.
   virtual void sleep_until_event(int abort_fd, int max_us);
+  // A wait timed out with `reason`: tell the linked peers now (best effort), so that one waiting
+  // on this rank names the cause, not this rank. True when some peer was told (by default none).
+  virtual bool announce_failure(const std::string& reason) {
+    (void)reason;
+    return false;
+  }
   // True when sleep_until_event returns as soon as a message is delivered (no system call or
   // device to poll): the waiter then sleeps at once, as spinning would only burn a core the
   // sending rank may need.
@@ -136,8 +142,11 @@ class Transport {
 
   // A collective failed on this transport: peers may be stopped or gone and messages may be
   // in flight, so the teardown neither waits for peers nor expects requests to complete.
-  void mark_failed() { failed_.store(true, std::memory_order_release); }
+  // `reason` (the first one given stays) is what a transport may tell its peers as it closes.
+  void mark_failed(const std::string& reason = "");
   bool failed() const { return failed_.load(std::memory_order_acquire) || interrupted(); }
+  // Why it failed, once marked failed with a reason ("" otherwise).
+  std::string failure_reason() const;
 
  protected:
   // For the transport's own reports: a lost peer, a message of the wrong size.
@@ -150,6 +159,8 @@ class Transport {
   std::string interrupt_reason_;  // written once, before interrupted_ is set
   std::atomic<bool> interrupted_{false};
   std::atomic<bool> failed_{false};
+  mutable std::mutex failure_mutex_;
+  std::string failure_reason_;  // under failure_mutex_
 };
 
 }  // namespace coll

@@ -28,6 +28,8 @@ constexpr int kMaxSleepUs = 2000;
 constexpr int kConditionSleepUs = 50;
 constexpr double kReportWaitSeconds = 1;
 constexpr int kPreferCheckMs = 500;
+// How long a rank that timed out listens for the reason of the peer it waited for.
+constexpr double kAnnounceGraceSeconds = 1;
 // Polls between clock reads while idle: on this class of VM a clock read costs more than a poll
 // (it was half of a waiting rank's profile), and every poll skipped delays seeing the message.
 constexpr unsigned kPollsPerClockRead = 32;
@@ -87,8 +89,8 @@ void Waiter::wait_all(std::span<Transport::Request> requests) {
   }
   try {
     wait_until_complete(requests);
-  } catch (const Error&) {
-    transport_.mark_failed();
+  } catch (const Error& error) {
+    transport_.mark_failed(error.what());
     throw;
   }
 }
@@ -140,7 +142,15 @@ void Waiter::wait_until_complete(std::span<Transport::Request> requests) {
       const Transport::Request& stuck = requests[first_pending];
       check_abort();
       transport_.check_link(stuck.peer);
-      timed_out(stuck.peer, stuck.is_send);
+      std::vector<int> others;
+      for (std::size_t i = first_pending; i < requests.size(); ++i) {
+        const int peer = requests[i].peer;
+        if (!requests[i].done && peer != stuck.peer &&
+            std::find(others.begin(), others.end(), peer) == others.end()) {
+          others.push_back(peer);
+        }
+      }
+      timed_out(stuck, others);
     }
     if (spin && !oversubscribed_) {
       if (idle == kPollsPerClockRead) idle_since = now_seconds();
@@ -160,12 +170,36 @@ void Waiter::wait_until_complete(std::span<Transport::Request> requests) {
   }
 }
 
+std::string Waiter::timeout_reason(int peer, bool sending, const std::vector<int>& others) const {
+  std::string also;
+  for (const int other : others) {
+    also += (also.empty() ? "; also waiting for " : ", ") + options_.rank_name(other);
+  }
+  return std::string("no progress ") + (sending ? "sending to " : "receiving from ") +
+         options_.rank_name(peer) + " within " + seconds_text(timeout_s_) +
+         " s (COLL_TIMEOUT): rank " + std::to_string(peer) +
+         " is dead, stuck, or in a different collective" + also;
+}
+
+void Waiter::timed_out(const Transport::Request& stuck, const std::vector<int>& others) {
+  const std::string reason = timeout_reason(stuck.peer, stuck.is_send, others);
+  // The peer waited for may itself wait on a rank across a cut, and time out at about the same
+  // moment: every linked peer hears why this rank gives up, and the peer waited for gets a
+  // moment to say why it does, so that the error names the cut rather than a healthy rank.
+  if (transport_.announce_failure(reason)) {
+    const Deadline grace(kAnnounceGraceSeconds);
+    while (!grace.expired()) {
+      transport_.progress();
+      check_abort();
+      transport_.check_link(stuck.peer);
+      transport_.sleep_until_event(bootstrap_ ? bootstrap_->abort_fd() : -1, kMaxSleepUs);
+    }
+  }
+  throw Error(Status::Timeout, reason);
+}
+
 void Waiter::timed_out(int peer, bool sending) {
-  throw Error(Status::Timeout,
-              std::string("no progress ") + (sending ? "sending to " : "receiving from ") +
-                  options_.rank_name(peer) + " within " + seconds_text(timeout_s_) +
-                  " s (COLL_TIMEOUT): rank " + std::to_string(peer) +
-                  " is dead, stuck, or in a different collective");
+  throw Error(Status::Timeout, timeout_reason(peer, sending, {}));
 }
 
 void Waiter::report_wait(double waiting_since, int peer, bool sending, std::string& published) {
@@ -178,8 +212,8 @@ void Waiter::wait_for(WaitCondition& condition) {
   if (condition.missing() == 0) return;
   try {
     wait_until_ready(condition);
-  } catch (const Error&) {
-    transport_.mark_failed();
+  } catch (const Error& error) {
+    transport_.mark_failed(error.what());
     throw;
   }
 }

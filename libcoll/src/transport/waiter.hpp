@@ -44,7 +44,12 @@ class Waiter {
  private:
   void wait_until_complete(std::span<Transport::Request> requests);
   void wait_until_ready(WaitCondition& condition);
+  // For requests: `others` are further peers still waited for, named too (in a partition the
+  // first one may be a healthy rank that itself waits across the cut).
+  [[noreturn]] void timed_out(const Transport::Request& stuck, const std::vector<int>& others);
+  // For a condition of shared memory.
   [[noreturn]] void timed_out(int peer, bool sending);
+  std::string timeout_reason(int peer, bool sending, const std::vector<int>& others) const;
   // Tells the bootstrap what this rank has waited on for long (see kReportWaitSeconds).
   void report_wait(double waiting_since, int peer, bool sending, std::string& published);
   // Waits up to max_ms for the job's abort message; returns it if it came.
