@@ -109,87 +109,63 @@ grep -q "COLL_SOCKET_IFNAME='wlan' matches no interface with an IPv4 address on 
     fail "no clear line for a filter matching nothing: $(head -5 "$out")"
 echo "ok: a filter matching no interface is one line naming the variable"
 
-# A link pulled while 4 MiB all-reduces run: both ranks must end within COLL_TIMEOUT (5 s) + 3 s
-# of the cut, each naming the other's host. mpirun cannot reach the cut-off host's daemon, so it
-# ends only once the link is back.
+# The fault cases: 4 MiB all-reduces in a loop at COLL_TIMEOUT=5 under mpirun; once every rank
+# runs, FAULT (a command) strikes, and every rank must end within COLL_TIMEOUT + 3 s. Leaves
+# the launcher's status in `status`, the time from the fault to the last rank's end in
+# `ended` (seconds, 3 decimals) and the output in OUT. HEAL (a command) runs before mpirun is
+# waited for: mpirun cannot reach a cut-off host's daemon, so it ends only once that is healed.
+fault_run() { # ID RANKS OUT FAULT HEAL
+    local id=$1 ranks=$2 output=$3 fault=$4 heal=$5 launcher cut_ms ended_ms
+    timeout 120 "$here/mpirun.sh" "$id" -np "$ranks" --map-by node -x COLL_TIMEOUT=5 "$collbench" \
+        -b 4M -e 4M -n 1000000 -w 1 >"$output" 2>&1 &
+    launcher=$!
+    for _ in $(seq 100); do
+        [[ $(pgrep -fc "^$collbench -b 4M") -ge $ranks ]] && break
+        hosts_sleep 0.1
+    done
+    hosts_sleep 1
+    $fault
+    cut_ms=$(($(date +%s%N) / 1000000))
+    while pgrep -f "^$collbench -b 4M" >/dev/null; do
+        (($(date +%s%N) / 1000000 - cut_ms < 8000)) || fail "ranks still running 8 s after: $fault"
+        hosts_sleep 0.2
+    done
+    ended_ms=$(($(date +%s%N) / 1000000 - cut_ms))
+    ended="$((ended_ms / 1000)).$(printf '%03d' $((ended_ms % 1000)))"
+    $heal
+    status=0
+    wait "$launcher" || status=$?
+    ((status != 0)) || fail "mpirun exited 0 after: $fault"
+}
+kill_host() { # ID I: every process of host I, its ranks and Open MPI's daemon
+    local pids
+    mapfile -t pids < <(ip netns pids "ch-$1-$2")
+    kill -9 "${pids[@]}"
+}
+
+# A pulled link: both ranks name the other's host.
+fault_run "$a" 2 "$scratch/link.out" "hosts_link $a 2 down" "hosts_link $a 2 up"
 out="$scratch/link.out"
-timeout 120 "$here/mpirun.sh" "$a" -np 2 --map-by node -x COLL_TIMEOUT=5 "$collbench" \
-    -b 4M -e 4M -n 1000000 -w 1 >"$out" 2>&1 &
-launcher=$!
-for _ in $(seq 100); do
-    [[ $(pgrep -fc "^$collbench -b 4M") -ge 2 ]] && break
-    hosts_sleep 0.1
-done
-hosts_sleep 1
-hosts_link "$a" 2 down
-cut_ms=$(($(date +%s%N) / 1000000))
-while pgrep -f "^$collbench -b 4M" >/dev/null; do
-    (($(date +%s%N) / 1000000 - cut_ms < 8000)) || fail "ranks still running 8 s after the cut"
-    hosts_sleep 0.2
-done
-ended_ms=$(($(date +%s%N) / 1000000 - cut_ms))
-hosts_link "$a" 2 up
-status=0
-wait "$launcher" || status=$?
-((status != 0)) || fail "mpirun exited 0 after a lost link"
 grep -q "within 5 s (COLL_TIMEOUT)" "$out" || fail "no timeout message: $(grep -v '^ ' "$out" | head)"
 grep -q "rank 1 (ch-$a-2)" "$out" || fail "the lost host is not named: $(grep -v '^ ' "$out" | head)"
-echo "ok: a pulled link ends every rank $((ended_ms / 1000)).$(printf '%03d' $((ended_ms % 1000))) s after the cut, naming the peer's host"
-# Every process of one host killed mid-run (its ranks and Open MPI's daemon): the ranks of the
-# other host end within COLL_TIMEOUT + 3 s, every rank that reports naming a rank of the lost
-# host (not a healthy one), and mpirun exits non-zero.
-out="$scratch/kill.out"
-timeout 120 "$here/mpirun.sh" "$a" -np 4 --map-by node -x COLL_TIMEOUT=5 "$collbench" \
-    -b 4M -e 4M -n 1000000 -w 1 >"$out" 2>&1 &
-launcher=$!
-for _ in $(seq 100); do
-    [[ $(pgrep -fc "^$collbench -b 4M") -ge 4 ]] && break
-    hosts_sleep 0.1
-done
-hosts_sleep 1
-mapfile -t lost < <(ip netns pids "ch-$a-2")
-kill -9 "${lost[@]}"
-cut_ms=$(($(date +%s%N) / 1000000))
-while pgrep -f "^$collbench -b 4M" >/dev/null; do
-    (($(date +%s%N) / 1000000 - cut_ms < 8000)) || fail "ranks still running 8 s after host 2 died"
-    hosts_sleep 0.2
-done
-ended_ms=$(($(date +%s%N) / 1000000 - cut_ms))
-status=0
-wait "$launcher" || status=$?
-((status != 0)) || fail "mpirun exited 0 after a host died"
-reports=$(grep "^collbench: rank" "$out" || true)
-[[ -n "$reports" ]] || fail "no rank reported the lost host: $(grep -v '^ ' "$out" | head)"
+echo "ok: a pulled link ends every rank $ended s after the cut, naming the peer's host"
+
+# Every process of one host killed: every rank that reports names a rank of the lost host.
+fault_run "$a" 4 "$scratch/kill.out" "kill_host $a 2" true
+reports=$(grep "^collbench: rank" "$scratch/kill.out" || true)
+[[ -n "$reports" ]] || fail "no rank reported the lost host: $(grep -v '^ ' "$scratch/kill.out" | head)"
 if grep -v "(ch-$a-2)" <<<"$reports"; then fail "a report does not name the lost host"; fi
-echo "ok: host 2 killed: the other ranks end $((ended_ms / 1000)).$(printf '%03d' $((ended_ms % 1000))) s later, naming its ranks"
-# A partition: hosts 3 and 4 still reach each other but not hosts 1 and 2. Every rank ends within
-# COLL_TIMEOUT + 3 s, and each that reports names a rank on the other side. mpirun hears the cut-off
-# hosts' output, and ends, only once the partition heals.
+echo "ok: host 2 killed: the other ranks end $ended s later, naming its ranks"
+
+# A partition: hosts 3 and 4 still reach each other but not hosts 1 and 2; each rank that
+# reports names a rank on the other side.
+fault_run "$b" 4 "$scratch/partition.out" "hosts_partition $b on 3 4" "hosts_partition $b off 3 4"
 out="$scratch/partition.out"
-timeout 120 "$here/mpirun.sh" "$b" -np 4 --map-by node -x COLL_TIMEOUT=5 "$collbench" \
-    -b 4M -e 4M -n 1000000 -w 1 >"$out" 2>&1 &
-launcher=$!
-for _ in $(seq 100); do
-    [[ $(pgrep -fc "^$collbench -b 4M") -ge 4 ]] && break
-    hosts_sleep 0.1
-done
-hosts_sleep 1
-hosts_partition "$b" on 3 4
-cut_ms=$(($(date +%s%N) / 1000000))
-while pgrep -f "^$collbench -b 4M" >/dev/null; do
-    (($(date +%s%N) / 1000000 - cut_ms < 8000)) || fail "ranks still running 8 s after the partition"
-    hosts_sleep 0.2
-done
-ended_ms=$(($(date +%s%N) / 1000000 - cut_ms))
-hosts_partition "$b" off 3 4
-status=0
-wait "$launcher" || status=$?
-((status != 0)) || fail "mpirun exited 0 after a partition"
+grep -q "^collbench: rank" "$out" || fail "no rank reported the partition: $(grep -v '^ ' "$out" | head)"
 while read -r report; do
     rank=$(sed -n 's/^collbench: rank \([0-9]*\):.*/\1/p' <<<"$report")
     if ((rank < 2)); then other="ch-$b-[34]"; else other="ch-$b-[12]"; fi
     grep -q "($other)" <<<"$report" || fail "rank $rank does not name the other side: $report"
 done < <(grep "^collbench: rank" "$out")
-grep -q "^collbench: rank" "$out" || fail "no rank reported the partition: $(grep -v '^ ' "$out" | head)"
-echo "ok: a partition (hosts 1 2 | 3 4) ends every rank $((ended_ms / 1000)).$(printf '%03d' $((ended_ms % 1000))) s later, each naming the other side"
+echo "ok: a partition (hosts 1 2 | 3 4) ends every rank $ended s later, each naming the other side"
 echo "collbench_across_hosts: PASS"
