@@ -7,7 +7,8 @@
 #   - a model replay (GoogLeNet's gradients) and colltopo (one node per host, by its name);
 #   - an unmodified mpi4py program through the installed libcoll_mpi.so, across 4 hosts;
 #   - bad input: an interface filter that matches nothing is one line naming the variable;
-#   - a link pulled mid-run: every rank ends within COLL_TIMEOUT + 3 s naming the peer's host;
+#   - a link pulled mid-run: every rank ends within COLL_TIMEOUT + 3 s naming the peer's host,
+#     also at 2 x 2 under each of ring, tree, halving_doubling, ps and hierarchical;
 #   - every process of one host killed: the other ranks end naming the lost host's ranks;
 #   - a partition (2 hosts | 2 hosts): every rank ends naming a rank on the other side.
 # Exit 0: passed; 77: skipped (not root, or ip/unshare/mpirun missing); other: failed.
@@ -114,10 +115,11 @@ echo "ok: a filter matching no interface is one line naming the variable"
 # the launcher's status in `status`, the time from the fault to the last rank's end in
 # `ended` (seconds, 3 decimals) and the output in OUT. HEAL (a command) runs before mpirun is
 # waited for: mpirun cannot reach a cut-off host's daemon, so it ends only once that is healed.
-fault_run() { # ID RANKS OUT FAULT HEAL
+fault_run() { # ID RANKS OUT FAULT HEAL [collbench args]
     local id=$1 ranks=$2 output=$3 fault=$4 heal=$5 launcher cut_ms ended_ms
+    shift 5
     timeout 120 "$here/mpirun.sh" "$id" -np "$ranks" --map-by node -x COLL_TIMEOUT=5 "$collbench" \
-        -b 4M -e 4M -n 1000000 -w 1 >"$output" 2>&1 &
+        -b 4M -e 4M -n 1000000 -w 1 "$@" >"$output" 2>&1 &
     launcher=$!
     for _ in $(seq 100); do
         [[ $(pgrep -fc "^$collbench -b 4M") -ge $ranks ]] && break
@@ -149,6 +151,20 @@ out="$scratch/link.out"
 grep -q "within 5 s (COLL_TIMEOUT)" "$out" || fail "no timeout message: $(grep -v '^ ' "$out" | head)"
 grep -q "rank 1 (ch-$a-2)" "$out" || fail "the lost host is not named: $(grep -v '^ ' "$out" | head)"
 echo "ok: a pulled link ends every rank $ended s after the cut, naming the peer's host"
+
+# The same cut under every algorithm that crosses hosts, at 2 hosts x 2 ranks: every rank
+# ends, and each that reports names a rank of the other host.
+for algorithm in ring tree halving_doubling ps hierarchical; do
+    out="$scratch/link-$algorithm.out"
+    fault_run "$a" 4 "$out" "hosts_link $a 2 down" "hosts_link $a 2 up" --algo "$algorithm"
+    grep -q "^collbench: rank" "$out" || fail "$algorithm: no rank reported the cut"
+    while read -r report; do
+        rank=$(sed -n 's/^collbench: rank \([0-9]*\):.*/\1/p' <<<"$report")
+        if ((rank % 2 == 0)); then other="ch-$a-2"; else other="ch-$a-1"; fi
+        grep -q "($other)" <<<"$report" || fail "$algorithm: rank $rank does not name the other host: $report"
+    done < <(grep "^collbench: rank" "$out")
+    echo "ok: $algorithm: a pulled link at 2 x 2 ends every rank $ended s after the cut"
+done
 
 # Every process of one host killed: every rank that reports names a rank of the lost host.
 fault_run "$a" 4 "$scratch/kill.out" "kill_host $a 2" true

@@ -89,10 +89,21 @@ UcxSettings net_settings(const std::string& tls) {
       {"UCX_TCP_SNDBUF", "UCX_TCP_RCVBUF", "UCX_TCP_TX_SEG_SIZE", "UCX_TCP_RX_SEG_SIZE"});
 }
 
+// A failed rank's last words to a peer of its node (announce_failure), where no error handler
+// tells a peer's death: every rank keeps a receive posted for them from each such peer. No
+// collective's tag: context 255, sequence 0xFFF, stage 15, and a message index no argument
+// check reaches (the UCX warm-up's is all ones).
+constexpr std::size_t kMaxGoodbyeBytes = 1024;
+Tag goodbye_tag(int sender) {
+  return (~Tag{0} & ~(Tag{0xFFFF} << 24) & ~Tag{1}) | (Tag(sender & 0xFFFF) << 24);
+}
+
 struct PeerLink {
   UcxWorker* worker = nullptr;
   ucp_ep_h endpoint = nullptr;
   ucs_status_t failure = UCS_OK;  // set by UCX's error handler when the link breaks
+  void* goodbye = nullptr;        // the posted receive of the peer's last words (node peers)
+  char goodbye_text[kMaxGoodbyeBytes];
 };
 
 void on_endpoint_error(void* arg, ucp_ep_h, ucs_status_t status) {
@@ -116,6 +127,7 @@ class UcxTransport final : public Transport {
   const char* describe() const override { return description_.c_str(); }
   void check_link(int peer) override;
   bool add_wake_fds(std::vector<pollfd>& fds) override;
+  bool announce_failure(const std::string& reason) override;
 
  private:
   PeerLink& link(int peer);
@@ -133,7 +145,8 @@ class UcxTransport final : public Transport {
   // Requests posted and not yet completed: a few per collective, so a vector searched on
   // completion costs less than a hash set's node per request.
   std::vector<void*> in_flight_;
-  bool drained_ = true;  // false: after a failure, UCX still had operations queued
+  bool drained_ = true;     // false: after a failure, UCX still had operations queued
+  std::string last_words_;  // what announce_failure sent (its sends read it until they end)
   std::string description_;
 };
 
@@ -180,6 +193,17 @@ UcxTransport::UcxTransport(Bootstrap& bootstrap, const std::vector<int>& node_of
     params.err_handler.arg = link_ptr.get();
     check_ucx(ucp_ep_create(link_ptr->worker->get(), &params, &link_ptr->endpoint),
               "ucp_ep_create to rank " + std::to_string(peer));
+    if (same_node) {
+      ucp_request_param_t receive{};
+      receive.op_attr_mask = UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+      link_ptr->goodbye = ucp_tag_recv_nbx(local_->get(), link_ptr->goodbye_text, kMaxGoodbyeBytes,
+                                           goodbye_tag(peer), ~ucp_tag_t{0}, &receive);
+      if (UCS_PTR_IS_PTR(link_ptr->goodbye)) {
+        track(link_ptr->goodbye);
+      } else {
+        link_ptr->goodbye = nullptr;
+      }
+    }
     links_[static_cast<std::size_t>(peer)] = std::move(link_ptr);
   }
   if (!shared_memory.empty() && transport_options.links != Links::network) {
@@ -308,8 +332,32 @@ PeerLink& UcxTransport::link(int peer) {
 }
 
 void UcxTransport::check_link(int peer) {
-  const ucs_status_t failure = link(peer).failure;
-  if (failure != UCS_OK) waiter().peer_lost(peer, ucs_status_string(failure));
+  PeerLink& to = link(peer);
+  if (to.failure != UCS_OK) waiter().peer_lost(peer, ucs_status_string(to.failure));
+  if (to.goodbye == nullptr) return;
+  ucp_tag_recv_info_t info{};
+  if (ucp_tag_recv_request_test(to.goodbye, &info) == UCS_INPROGRESS) return;
+  forget(to.goodbye);
+  ucp_request_free(to.goodbye);
+  to.goodbye = nullptr;
+  waiter().peer_lost(
+      peer, "it failed: " + std::string(to.goodbye_text, std::min(info.length, kMaxGoodbyeBytes)));
+}
+
+bool UcxTransport::announce_failure(const std::string& reason) {
+  if (!last_words_.empty()) return false;
+  last_words_ = reason.substr(0, kMaxGoodbyeBytes);
+  bool told = false;
+  for (const auto& peer_link : links_) {
+    if (!peer_link || peer_link->goodbye == nullptr) continue;  // not a peer of this node
+    ucp_request_param_t params{};
+    void* request = ucp_tag_send_nbx(peer_link->endpoint, last_words_.data(), last_words_.size(),
+                                     goodbye_tag(bootstrap_.rank()), &params);
+    if (UCS_PTR_IS_ERR(request)) continue;
+    track(request);
+    told = true;
+  }
+  return told;
 }
 
 Transport::Request UcxTransport::send(int peer, Tag tag, const void* data, std::size_t bytes) {
