@@ -1,6 +1,5 @@
 #include "bootstrap/store_wire.hpp"
 
-
 #include "bootstrap/job_secret.hpp"
 #include "coll/error.hpp"
 
