@@ -57,10 +57,7 @@ unset RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE GROUP_RANK MASTER_ADDR MASTER_
 # shellcheck source=hosts.sh source-path=SCRIPTDIR
 . "$here/hosts.sh"
 
-tmp=$(mktemp -d "/tmp/$me.XXXXXX")
-# The ranks load the module `cmake --install` puts in a prefix, as a cluster node would.
-cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
-module_dir=$(dirname "$(find "$tmp/prefix/lib" -path '*/dist-packages/coll_torch*.so' | head -1)")
+tmp=$(mktemp -d)
 # Run ids unique to this process (tr + 5 digits + case index), so runs may go side by side.
 tag=$(printf '%05d' $(($$ % 100000)))
 ids=()
@@ -73,6 +70,9 @@ _tah_exit() {
     _hosts_on_exit "$rc"
 }
 trap '_tah_exit' EXIT
+# The ranks load the module `cmake --install` puts in a prefix, as a cluster node would.
+cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
+module_dir=$(dirname "$(find "$tmp/prefix/lib" -path '*/dist-packages/coll_torch*.so' | head -1)")
 
 export HOME="$tmp/home"
 mkdir -p "$HOME"

@@ -42,10 +42,9 @@ struct PeerAddress {
   std::string named(int rank) const { return "rank " + std::to_string(rank) + " (" + host + ")"; }
 };
 
-PeerAddress parse_address(const std::string& published, int rank) {
+PeerAddress parse_address(const std::string& published) {
   const auto space = published.find(' ');
   const auto [ip, port] = split_host_port(published.substr(0, space), "sockets address");
-  (void)rank;
   return {ip, port, space == std::string::npos ? "?" : published.substr(space + 1)};
 }
 
@@ -134,7 +133,7 @@ class Rendezvous {
         bootstrap.allgather("sockets/address", options.interface.address + ":" +
                                                    std::to_string(port) + " " + this_host());
     for (int rank = 0; rank < static_cast<int>(published.size()); ++rank) {
-      addresses_.push_back(parse_address(published[rank], rank));
+      addresses_.push_back(parse_address(published[rank]));
     }
     sockets_.resize(published.size());
     for (int peer = me_ + 1; peer < static_cast<int>(linked.size()); ++peer) {
@@ -174,6 +173,13 @@ class Rendezvous {
     double deadline;
   };
 
+  // What a connection in `stage` waits for: room to finish connecting, or the next answer.
+  static short awaited_events(Stage stage) {
+    if (stage == Stage::Connecting) return POLLOUT;
+    if (stage == Stage::AwaitChallenge || stage == Stage::AwaitWelcome) return POLLIN;
+    return 0;
+  }
+
   bool complete() const {
     for (int peer = 0; peer < static_cast<int>(linked_.size()); ++peer) {
       if (linked_[peer] && !sockets_[peer].valid()) return false;
@@ -194,10 +200,7 @@ class Rendezvous {
     if (listening) fds.push_back({listener_.fd(), POLLIN, 0});
     for (auto& out : outgoing_) {
       if (out.stage == Stage::Idle && now_seconds() >= out.retry_at) start_connect(out);
-      const short events = out.stage == Stage::Connecting ? POLLOUT
-                           : out.stage == Stage::AwaitChallenge || out.stage == Stage::AwaitWelcome
-                               ? POLLIN
-                               : 0;
+      const short events = awaited_events(out.stage);
       fds.push_back({events ? out.socket.fd() : -1, events, 0});
     }
     for (auto& in : pending_) fds.push_back({in.socket.fd(), POLLIN, 0});
@@ -210,7 +213,7 @@ class Rendezvous {
       if (events != 0) advance(out);
     }
     for (std::size_t i = 0; i < pending_.size() && next < fds.size(); ++i, ++next) {
-      if (fds[next].revents != 0) pending_[i].inbox.reserve(kHelloBytes), examine(pending_[i]);
+      if (fds[next].revents != 0) examine(pending_[i]);
     }
     std::erase_if(pending_, [&](Incoming& in) {
       if (!in.socket.valid()) return true;
