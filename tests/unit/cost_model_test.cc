@@ -83,6 +83,24 @@ TEST(CostModel, HalvingDoublingPowerOfTwoAndExtraSteps) {
   EXPECT_NEAR(twelve->reduction_s, pow2->reduction_s + m * 5e-11, 1e-12);
 }
 
+TEST(CostModel, RecursiveDoublingSendsTheWholeVectorEveryStep) {
+  const CostParams params = flat();
+  const double m = double(kLarge);
+  const auto pow2 = predict("recursive_doubling", params, Shape::uniform(1, 8), kLarge);
+  EXPECT_DOUBLE_EQ(pow2->latency_s, 3 * 1e-6);
+  EXPECT_NEAR(pow2->bandwidth_s, 3 * m * 1e-10, 1e-12);
+  EXPECT_NEAR(pow2->reduction_s, 3 * m * 5e-11, 1e-12);
+  // Half of halving-doubling's steps, log2(p) / (2(p-1)/p) times its bytes.
+  const auto halving = predict("halving_doubling", params, Shape::uniform(1, 8), kLarge);
+  EXPECT_DOUBLE_EQ(pow2->latency_s * 2, halving->latency_s);
+  EXPECT_GT(pow2->bandwidth_s, halving->bandwidth_s);
+  // 12 ranks: the fold-in and the hand-back, as halving-doubling's.
+  const auto twelve = predict("recursive_doubling", params, Shape::uniform(1, 12), kLarge);
+  EXPECT_DOUBLE_EQ(twelve->latency_s, pow2->latency_s + 2e-6);
+  EXPECT_NEAR(twelve->bandwidth_s, pow2->bandwidth_s + 2 * m * 1e-10, 1e-12);
+  EXPECT_NEAR(twelve->reduction_s, pow2->reduction_s + m * 5e-11, 1e-12);
+}
+
 TEST(CostModel, TreeUsesTheOptimalSegmentCount) {
   const CostParams params = flat(1e-6, 1e-10, 0);
   const double m = double(kLarge), depth = 4;  // 16 ranks

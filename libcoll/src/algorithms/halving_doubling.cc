@@ -6,11 +6,11 @@
 #include <cstring>
 #include <vector>
 
+#include "algorithms/doubling_cost.hpp"
 #include "algorithms/halving_doubling_schedule.hpp"
 #include "algorithms/partition.hpp"
 #include "algorithms/pipeline.hpp"
 #include "algorithms/registry.hpp"
-#include "model/link_model.hpp"
 #include "reduce/reducer.hpp"
 
 namespace coll {
@@ -179,41 +179,7 @@ void halving_doubling_allreduce(const CollectiveContext& context, const Allreduc
 std::optional<model::Prediction> halving_doubling_cost(const model::CostParams& params,
                                                        const model::Shape& shape, double m,
                                                        const Tuning&) {
-  model::Prediction out{"halving_doubling"};
-  const int p = shape.ranks;
-  if (p < 2) return out;
-  const HalvingDoublingSchedule pairs(p);
-  int inter_steps = 0;
-  auto add = [&](const model::Flows& flows, double bytes, double reduced, int times) {
-    const model::StepCost step = model::step_cost(params, shape, flows, bytes);
-    out.latency_s += times * step.latency;
-    out.bandwidth_s += times * step.bandwidth;
-    out.reduction_s += reduced * params.gamma_s_per_byte;
-    inter_steps += step.inter ? times : 0;
-  };
-  if (pairs.extra() > 0) {
-    model::Flows to_odd, to_even;
-    for (int member = 0; member < 2 * pairs.extra(); member += 2) {
-      to_odd.emplace_back(member, pairs.fold_partner(member));
-      to_even.emplace_back(pairs.fold_partner(member), member);
-    }
-    add(to_odd, m, m, 1);
-    add(to_even, m, 0, 1);
-  }
-  double bytes = m;
-  for (int step = 0; step < pairs.steps(); ++step) {
-    bytes /= 2;
-    model::Flows flows;
-    for (int v = 0; v < pairs.power(); ++v)
-      flows.emplace_back(pairs.member_of(v), pairs.partner(v, step));
-    add(flows, bytes, bytes, 2);  // once in the reduce-scatter, once in the all-gather
-  }
-  const int steps = 2 * pairs.steps() + (pairs.extra() > 0 ? 2 : 0);
-  out.detail = model::detail_text(
-      "%d steps (%d on the inter-node link)%s", steps, inter_steps,
-      pairs.extra() > 0 ? model::detail_text(", %d extra ranks fold in", pairs.extra()).c_str()
-                        : "");
-  return out;
+  return doubling_cost("halving_doubling", DoublingVolume::halving, params, shape, m);
 }
 
 const AlgorithmRegistration kHalvingDoubling(

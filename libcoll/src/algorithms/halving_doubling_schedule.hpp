@@ -5,7 +5,12 @@
 // in the reverse order in the all-gather.
 #pragma once
 
+#include <utility>
+#include <vector>
+
 namespace coll {
+
+using MemberPairs = std::vector<std::pair<int, int>>;  // (from member, to member)
 
 class HalvingDoublingSchedule {
  public:
@@ -33,7 +38,26 @@ class HalvingDoublingSchedule {
   // The member a core rank exchanges with at `step` (the all-gather mirrors the same pairs).
   int partner(int core_rank, int step) const { return member_of(core_rank ^ distance(step)); }
 
+  // Who sends to whom, for the cost formulas: the fold (sitting-out members to their partners),
+  // the hand-back of the result, and one step's pairs of core members (both directions).
+  MemberPairs fold_in() const { return fold(false); }
+  MemberPairs hand_back() const { return fold(true); }
+  MemberPairs step_pairs(int step) const {
+    MemberPairs pairs;
+    for (int v = 0; v < power_; ++v) pairs.emplace_back(member_of(v), partner(v, step));
+    return pairs;
+  }
+
  private:
+  MemberPairs fold(bool back) const {
+    MemberPairs pairs;
+    for (int member = 0; member < 2 * extra_; member += 2) {
+      back ? pairs.emplace_back(fold_partner(member), member)
+           : pairs.emplace_back(member, fold_partner(member));
+    }
+    return pairs;
+  }
+
   int power_ = 1;
   int steps_ = 0;
   int extra_ = 0;
