@@ -10,6 +10,9 @@ and prints a markdown table per shape: each size's fastest named algorithm, what
 how far behind the fastest it was, in both runs (issue 9's goals: within 25 % without a table,
 within 10 % with one). collbench measures every algorithm of a size in interleaved rounds and
 reports medians, so the comparison is between times taken side by side.
+The times are reported, not judged (they depend on the machine); what is judged is that `auto`
+with the table ran the table's algorithm at every size, out of place and in place: the exit
+status is 1 where it did not.
 """
 import argparse
 import json
@@ -59,6 +62,21 @@ def verdict(sizes, in_place=False):
             f"ran the fastest algorithm itself at {ran_winner}")
 
 
+def table_departures(sizes, tuned):
+    """The sizes where `auto`, with the table --tune wrote, ran another algorithm than the
+    table's rule (rules hold from their from_bytes up; --tune's first rule is at 0): per size,
+    what it ran against what the table says, out of place and in place."""
+    found = {}
+    for size in sizes:
+        for field, rules in (("auto_ran", tuned["rules"]),
+                             ("auto_ran_in_place", tuned["rules_in_place"])):
+            expected = [r["algorithm"] for r in rules if r["from_bytes"] <= size["bytes"]][-1]
+            if size[field] != expected:
+                found.setdefault(size["bytes"], []).append(
+                    f"{field} {size[field]}, the table says {expected}")
+    return found
+
+
 def cell(size):
     times = {a["algorithm"]: a["time_us"] for a in size["algorithms"]}
     return (f"{size['winner']} {times[size['winner']]:.4g} us", size["auto_ran"],
@@ -88,6 +106,7 @@ def main():
               "measures every algorithm of a size in 5 interleaved rounds (medians, slowest rank; "
               "the table out of place, a verdict line in place). \"vs fastest\" = (auto - "
               "fastest named algorithm) / fastest.\n"]
+    departures = []
     with open(os.path.join(args.out, "log.txt"), "w") as log:
         for shape in args.shapes:
             flags = shape_flags(shape) + ["--buffers", args.buffers]
@@ -111,6 +130,9 @@ def main():
                                  f"{prefix}_tune.json"], {"COLL_TUNING_FILE": table}, log))
             runs["table"] = sweeps("table", {"COLL_TUNING_FILE": table})
             after = uptime()
+            with open(f"{prefix}_tune.json") as f:
+                missed = table_departures(runs["table"].values(), json.load(f))
+            departures += [f"{shape} at {size} B" for size in missed]
             section = len(report)
             report.append(f"\n## {shape}, {args.buffers} buffers\n\nLoad (`uptime` before | after): {before} | {after}\n")
             report.append("| size (B) | fastest, no table | auto ran | vs fastest | "
@@ -123,10 +145,18 @@ def main():
                           f"the table: {verdict(runs['table'].values())}.\n")
             report.append(f"In place: without a table auto {verdict(runs['model'].values(), True)}; "
                           f"with the table: {verdict(runs['table'].values(), True)}.\n")
+            report.append(f"With the table auto ran the table's algorithm at "
+                          f"{len(runs['table']) - len(missed)} of {len(runs['table'])} sizes, "
+                          "out of place and in place" +
+                          "".join(f"; not at {size} B: {', '.join(what)}"
+                                  for size, what in missed.items()) + ".\n")
             report.append("Commands:\n\n```\n" + "\n".join(commands) + "\n```\n")
             print("\n".join(report[section:]), flush=True)
     with open(os.path.join(args.out, "auto_check.md"), "w") as f:
         f.write("\n".join(report) + "\n")
+    if departures:
+        sys.exit("auto_check: with the table, auto did not run the table's algorithm "
+                 f"({', '.join(departures)}); see the report above")
 
 
 if __name__ == "__main__":

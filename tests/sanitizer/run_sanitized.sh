@@ -2,9 +2,10 @@
 # Builds libcoll and the sanitizer test subset (tests/sanitizer/CMakeLists.txt) in a tree of its
 # own with a sanitizer, then runs the subset; ctest's Sanitizers.* call it, so the README's test
 # command covers the sanitizers. A rerun rebuilds incrementally (and through ccache if present).
-# Usage: run_sanitized.sh SOURCE_DIR TREE address|thread GTEST_FILTER
+# The run fails where a pattern of the filter selects no test or fewer than MIN_PASSED pass.
+# Usage: run_sanitized.sh SOURCE_DIR TREE address|thread GTEST_FILTER MIN_PASSED
 set -euo pipefail
-source_dir=$1 tree=$2 sanitizer=$3 filter=$4
+source_dir=$1 tree=$2 sanitizer=$3 filter=$4 min_passed=$5
 
 launcher=()
 if command -v ccache >/dev/null; then
@@ -27,4 +28,5 @@ else
   export LSAN_OPTIONS="suppressions=$source_dir/tests/sanitizer/lsan.supp:fast_unwind_on_malloc=0"
   export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 fi
-exec "$tree/tests/sanitizer/coll_sanitizer_tests" --gtest_filter="$filter"
+exec "$source_dir/tests/checks/gtest_filtered_run.sh" "$min_passed" "$filter" \
+  "$tree/tests/sanitizer/coll_sanitizer_tests"
