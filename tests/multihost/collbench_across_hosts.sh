@@ -8,7 +8,8 @@
 #   - an unmodified mpi4py program through the installed libcoll_mpi.so, across 4 hosts;
 #   - bad input: an interface filter that matches nothing is one line naming the variable;
 #   - a link pulled mid-run: every rank ends within COLL_TIMEOUT + 3 s naming the peer's host,
-#     also at 2 x 2 under each of ring, tree, halving_doubling, ps and hierarchical;
+#     also at 2 x 2 under each of ring, tree, halving_doubling, ps and hierarchical, and
+#     under a model replay's asynchronous (queued) all-reduces;
 #   - every process of one host killed: the other ranks end naming the lost host's ranks;
 #   - a partition (2 hosts | 2 hosts): every rank ends naming a rank on the other side.
 # Exit 0: passed; 77: skipped (not root, or ip/unshare/mpirun missing); other: failed.
@@ -110,25 +111,28 @@ grep -q "COLL_SOCKET_IFNAME='wlan' matches no interface with an IPv4 address on 
     fail "no clear line for a filter matching nothing: $(head -5 "$out")"
 echo "ok: a filter matching no interface is one line naming the variable"
 
-# The fault cases: 4 MiB all-reduces in a loop at COLL_TIMEOUT=5 under mpirun; once every rank
-# runs, FAULT (a command) strikes, and every rank must end within COLL_TIMEOUT + 3 s. Leaves
+# The fault cases: 4 MiB all-reduces in a loop at COLL_TIMEOUT=5 under mpirun (blocking calls;
+# with --model-gradients, that model's replay with its queued, asynchronous all-reduces instead);
+# once every rank runs, FAULT (a command) strikes, and every rank must end within COLL_TIMEOUT + 3 s. Leaves
 # the launcher's status in `status`, the time from the fault to the last rank's end in
 # `ended` (seconds, 3 decimals) and the output in OUT. HEAL (a command) runs before mpirun is
 # waited for: mpirun cannot reach a cut-off host's daemon, so it ends only once that is healed.
 fault_run() { # ID RANKS OUT FAULT HEAL [collbench args]
     local id=$1 ranks=$2 output=$3 fault=$4 heal=$5 launcher cut_ms ended_ms
     shift 5
+    local load=(-b 4M -e 4M -n 1000000 -w 1)
+    [[ "${1:-}" == --model-gradients ]] && load=(-n 1000000 -w 1)
     timeout 120 "$here/mpirun.sh" "$id" -np "$ranks" --map-by node -x COLL_TIMEOUT=5 "$collbench" \
-        -b 4M -e 4M -n 1000000 -w 1 "$@" >"$output" 2>&1 &
+        "${load[@]}" "$@" >"$output" 2>&1 &
     launcher=$!
     for _ in $(seq 100); do
-        [[ $(pgrep -fc "^$collbench -b 4M") -ge $ranks ]] && break
+        [[ $(pgrep -fc "^$collbench ") -ge $ranks ]] && break
         hosts_sleep 0.1
     done
     hosts_sleep 1
     $fault
     cut_ms=$(($(date +%s%N) / 1000000))
-    while pgrep -f "^$collbench -b 4M" >/dev/null; do
+    while pgrep -f "^$collbench " >/dev/null; do
         (($(date +%s%N) / 1000000 - cut_ms < 8000)) || fail "ranks still running 8 s after: $fault"
         hosts_sleep 0.2
     done
@@ -182,6 +186,13 @@ for algorithm in ring tree halving_doubling ps hierarchical; do
     check_reports "$out" other_host_of
     echo "ok: $algorithm: a pulled link at 2 x 2 ends every rank $ended s after the cut"
 done
+
+# The same cut under asynchronous all-reduces: GoogLeNet's replay queues each bucket's
+# all-reduce during backward (the progress engine's thread runs them) and waits at the end.
+out="$scratch/link-async.out"
+fault_run "$a" 4 "$out" "hosts_link $a 2 down" "hosts_link $a 2 up" --model-gradients googlenet --overlap
+check_reports "$out" other_host_of
+echo "ok: asynchronous: a pulled link at 2 x 2 ends every rank $ended s after the cut"
 
 # Every process of one host killed: every rank that reports names a rank of the lost host.
 fault_run "$a" 4 "$scratch/kill.out" "kill_host $a 2" true

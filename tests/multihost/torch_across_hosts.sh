@@ -10,7 +10,10 @@
 # parameters as over gloo (max abs difference < 1e-6), and reports both step times.
 #
 # CASE is HOSTSxRANKS[:different] (':different': the hosts' interfaces get different names,
-# ens3/eth0/...); default: 2x1 2x2:different. No COLL_* variable reaches the ranks (all are
+# ens3/eth0/...), or 'linkdown': 2 hosts x 1 rank queue asynchronous all-reduces
+# (torch_link_fault.py, COLL_TIMEOUT=5) and host 2's link is pulled; each rank's wait() must
+# raise RuntimeError naming the other host within COLL_TIMEOUT + 3 s, and both torchruns must
+# exit non-zero. Default: 2x1 2x2:different linkdown. No COLL_* variable reaches the ranks (all are
 # unset), nor a developer's tuning file (HOME is a fresh directory), so the backend must find
 # its interface by itself. Prints one line per case; exit 0: all passed, 77: skipped (not root,
 # ip/unshare/python3-torch/torchrun or the coll_torch module missing), 1: a case failed, 2: usage.
@@ -27,9 +30,10 @@ if [[ -z "$build" || "$build" == -* ]]; then
 fi
 shift
 cases=("$@")
-((${#cases[@]})) || cases=(2x1 2x2:different)
+((${#cases[@]})) || cases=(2x1 2x2:different linkdown)
 for c in "${cases[@]}"; do
-    [[ "$c" =~ ^([1-9])x([1-9])(:different)?$ ]] || { echo "$me: bad case '$c' (HOSTSxRANKS[:different])" >&2; exit 2; }
+    [[ "$c" =~ ^([1-9])x([1-9])(:different)?$|^linkdown$ ]] ||
+        { echo "$me: bad case '$c' (HOSTSxRANKS[:different] or linkdown)" >&2; exit 2; }
 done
 
 python=${PYTHON:-/usr/bin/python3}  # Debian's, with python3-torch
@@ -77,29 +81,80 @@ module_dir=$(dirname "$(find "$tmp/prefix/lib" -path '*/dist-packages/coll_torch
 export HOME="$tmp/home"
 mkdir -p "$HOME"
 case_timeout=${TORCH_ACROSS_HOSTS_TIMEOUT:-240}  # seconds, one torchrun
-failed=0
+# One torchrun per host of run ID (NHOSTS hosts x NRANKS ranks) running SCRIPT ARGS..., with
+# ENV set, each writing $tmp/ID-I.log; leaves their process ids in `pids`.
+start_torchruns() { # ID NHOSTS NRANKS [ENV=VALUE...] -- SCRIPT [ARGS...]
+    local id=$1 nhosts=$2 nranks=$3 master node
+    shift 3
+    local environment=()
+    while [[ $1 != -- ]]; do environment+=("$1"); shift; done
+    shift
+    master=$(awk 'NR == 1 {print $2}' "$(hosts_state_dir "$id")/addresses")
+    pids=()
+    for ((node = 1; node <= nhosts; node++)); do
+        hosts_exec "$id" "$node" env "${environment[@]}" timeout -k 10 "$case_timeout" \
+            "$torchrun" --nnodes "$nhosts" --node_rank $((node - 1)) \
+            --master_addr "$master" --master_port 29500 --nproc_per_node "$nranks" \
+            --redirects 1 --tee 1 --log_dir "$tmp/torchelastic-$id-$node" \
+            "$@" >"$tmp/$id-$node.log" 2>&1 &
+        pids+=($!)
+    done
+}
 
+# The 'linkdown' case (see the header): prints one line, returns 1 on failure.
+link_down_case() { # ID
+    local id=$1 cut_ms waited_ms rc node log caught
+    hosts_up "$id" 2 || { echo "$me: case linkdown: FAIL: hosts.sh up"; return 1; }
+    start_torchruns "$id" 2 1 COLL_TIMEOUT=5 -- "$here/torch_link_fault.py" --module-dir "$module_dir"
+    for _ in $(seq 600); do
+        (($(cat "$tmp/$id-1.log" "$tmp/$id-2.log" | grep -c READY) >= 2)) && break
+        hosts_sleep 0.1
+    done
+    hosts_link "$id" 2 down
+    cut_ms=$(($(date +%s%N) / 1000000))
+    while (($(cat "$tmp/$id-1.log" "$tmp/$id-2.log" | grep -c -E 'CAUGHT|FAIL') < 2)); do
+        (($(date +%s%N) / 1000000 - cut_ms < 8000)) || break
+        hosts_sleep 0.1
+    done
+    waited_ms=$(($(date +%s%N) / 1000000 - cut_ms))
+    hosts_link "$id" 2 up
+    local rcs=()
+    for pid in "${pids[@]}"; do
+        if wait "$pid"; then rcs+=(0); else rcs+=($?); fi
+    done
+    for node in 1 2; do
+        log="$tmp/$id-$node.log"
+        caught=$(grep -h -o 'CAUGHT RuntimeError.*' "$log" | head -n 1 || true)
+        if [[ "$caught" != *"(ch-$id-$((3 - node)))"* ]]; then
+            echo "$me: case linkdown: FAIL: host $node's rank raised no RuntimeError naming" \
+                "ch-$id-$((3 - node)) within 8 s of the cut; last lines:"
+            grep -v -e '^\*\*\*\*' -e 'OMP_NUM_THREADS' "$log" | tail -n 10 | sed 's/^/    /'
+            return 1
+        fi
+    done
+    for rc in "${rcs[@]}"; do
+        ((rc != 0)) || { echo "$me: case linkdown: FAIL: a torchrun exited 0 (${rcs[*]})"; return 1; }
+    done
+    echo "$me: case linkdown: PASS: both ranks' wait() raised RuntimeError naming the other" \
+        "host, the last $((waited_ms / 1000)).$(printf '%03d' $((waited_ms % 1000))) s after the" \
+        "cut; torchrun exit codes ${rcs[*]}; host 2's: $caught"
+}
+
+failed=0
 for ((k = 0; k < ${#cases[@]}; k++)); do
     c=${cases[k]} id=${ids[k]}
+    if [[ "$c" == linkdown ]]; then
+        link_down_case "$id" || failed=1
+        hosts_down "$id"
+        continue
+    fi
     [[ "$c" =~ ^([1-9])x([1-9])(:different)?$ ]]
     nhosts=${BASH_REMATCH[1]} nranks=${BASH_REMATCH[2]} style=same
     [[ -n "${BASH_REMATCH[3]}" ]] && style=different
     hosts_up "$id" "$nhosts" --ifname-style "$style" || { echo "$me: case $c: FAIL: hosts.sh up"; failed=1; continue; }
-    addresses=$(hosts_state_dir "$id")/addresses
-    master=$(awk 'NR == 1 {print $2}' "$addresses")
-    ifnames=$(awk '{print $3}' "$addresses" | paste -sd/)
-
+    ifnames=$(awk '{print $3}' "$(hosts_state_dir "$id")/addresses" | paste -sd/)
     start=$(date +%s%N)
-    pids=()
-    for ((node = 1; node <= nhosts; node++)); do
-        hosts_exec "$id" "$node" timeout -k 10 "$case_timeout" \
-            "$torchrun" --nnodes "$nhosts" --node_rank $((node - 1)) \
-            --master_addr "$master" --master_port 29500 --nproc_per_node "$nranks" \
-            --redirects 1 --tee 1 --log_dir "$tmp/torchelastic-$id-$node" \
-            "$here/torch_ddp_step.py" --module-dir "$module_dir" \
-            >"$tmp/$id-$node.log" 2>&1 &
-        pids+=($!)
-    done
+    start_torchruns "$id" "$nhosts" "$nranks" -- "$here/torch_ddp_step.py" --module-dir "$module_dir"
     rcs=()
     for pid in "${pids[@]}"; do
         if wait "$pid"; then rcs+=(0); else rcs+=($?); fi
