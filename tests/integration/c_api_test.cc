@@ -70,6 +70,23 @@ TEST(MpiBootstrap, NativeMpiBaselineIsBitExact) {
   EXPECT_NE(result.output.find("wrong 0"), std::string::npos) << result.output;
 }
 
+// MPI is initialized once per process: a second communicator, after the first was destroyed or
+// aborted, must find it still up, and the process must finalize it at exit (mpirun fails a rank
+// that leaves without MPI_Finalize).
+TEST(MpiBootstrap, CommunicatorsAreMadeAgainAfterDestroyAndAfterAbort) {
+  for (const char* mode : {"recreate", "abort-recreate"}) {
+    const auto result =
+        run_command("COLL_TIMEOUT=20 mpirun --allow-run-as-root --oversubscribe -np 3 " +
+                        std::string(LIFECYCLE_PROGRAM_PATH) + " " + mode,
+                    120);
+    EXPECT_EQ(result.exit_code, 0) << mode << ":\n" << result.output;
+    for (const char* rank : {"rank 0: ", "rank 1: ", "rank 2: "}) {
+      EXPECT_NE(result.output.find(rank + std::string(mode) + " ok"), std::string::npos)
+          << result.output;
+    }
+  }
+}
+
 TEST(NativeMpi, UnavailableOutsideMpiWithAClearError) {
   const auto result = run_command(std::string(COLLBENCH_PATH) + " --algo native_mpi", 30);
   EXPECT_EQ(result.exit_code, 2) << result.output;

@@ -6,6 +6,8 @@
 #     named alike or differently, several algorithms; the header counts the hosts as nodes;
 #   - a model replay (GoogLeNet's gradients) and colltopo (one node per host, by its name);
 #   - an unmodified mpi4py program through the installed libcoll_mpi.so, across 4 hosts;
+#   - recovery across 4 hosts: a failed all-reduce, collCommAbort on every rank, a new
+#     communicator that all-reduces exactly (and destroy then re-create);
 #   - bad input: an interface filter that matches nothing is one line naming the variable;
 #   - a link pulled mid-run: every rank ends within COLL_TIMEOUT + 3 s naming the peer's host,
 #     also at 2 x 2 under each of ring, tree, halving_doubling, ps and hierarchical, and
@@ -101,6 +103,16 @@ if /usr/bin/python3 -c "import mpi4py, numpy" 2>/dev/null; then
 else
     echo "skipped: mpi4py through the interposer (no python3-mpi4py)"
 fi
+
+# Recovery: an all-reduce fails (the ranks pass different counts), every rank aborts its
+# communicator and makes a new one, which all-reduces exactly; and plain destroy and re-create.
+for mode in abort-recreate recreate; do
+    out="$scratch/$mode.out"
+    timeout 120 "$here/mpirun.sh" "$b" -np 4 --map-by node -x COLL_TIMEOUT=10 \
+        "$build/tests/lifecycle_program" "$mode" >"$out" 2>&1 || fail "$mode: $(tail -5 "$out")"
+    [[ $(grep -c "$mode ok" "$out") == 4 ]] || fail "$mode: not every rank ok: $(tail -5 "$out")"
+done
+echo "ok: across 4 hosts, communicators are aborted or destroyed and made again"
 
 out="$scratch/filter.out"
 if timeout 60 "$here/mpirun.sh" "$a" -np 2 --map-by node -x COLL_SOCKET_IFNAME=wlan "$collbench" \

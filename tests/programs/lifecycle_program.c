@@ -4,6 +4,9 @@
  *                                     more elements; run with COLL_CHECK_ARGS=0), then destroy
  *   lifecycle_program abort-thread   rank 0 blocks in an all-reduce rank 1 never calls; another
  *                                     thread calls collCommAbort, which must end it promptly
+ *   lifecycle_program abort-recreate an all-reduce fails (rank 0 passes another count), every
+ *                                     rank aborts its communicator and makes a new one that
+ *                                     all-reduces exactly
  * Each prints "rank R: <mode> ok ..." when the library behaved, and exits non-zero otherwise. */
 #include <pthread.h>
 #include <stdio.h>
@@ -106,11 +109,41 @@ static int abort_thread(void) {
   return 0;
 }
 
+static int abort_recreate(void) {
+  collComm_t comm;
+  int rank, size;
+  if (!init(&comm, &rank) || collCommCount(comm, &size) != collSuccess) return 1;
+  float values[2] = {1, 1};
+  const double start = now_seconds();
+  if (collAllReduce(values, values, rank == 0 ? 2 : 1, collFloat32, collSum, comm, NULL) ==
+      collSuccess) {
+    fprintf(stderr, "rank %d: a mismatched all-reduce succeeded\n", rank);
+    return 1;
+  }
+  printf("rank %d: failed %.2f s after the call: %s\n", rank, now_seconds() - start,
+         collGetLastError(NULL));
+  if (collCommAbort(comm) != collSuccess) return 1;
+  if (!init(&comm, &rank)) return 1;
+  values[0] = (float)(rank + 1);
+  if (collAllReduce(values, values, 1, collFloat32, collSum, comm, NULL) != collSuccess) {
+    fprintf(stderr, "rank %d: after re-creating: %s\n", rank, collGetLastError(comm));
+    return 1;
+  }
+  if (values[0] != (float)(size * (size + 1) / 2)) {
+    fprintf(stderr, "rank %d: after re-creating: sum %g\n", rank, values[0]);
+    return 1;
+  }
+  if (collCommDestroy(comm) != collSuccess) return 1;
+  printf("rank %d: abort-recreate ok\n", rank);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "";
   if (strcmp(mode, "recreate") == 0) return recreate();
   if (strcmp(mode, "destroy-failed") == 0) return destroy_failed();
   if (strcmp(mode, "abort-thread") == 0) return abort_thread();
+  if (strcmp(mode, "abort-recreate") == 0) return abort_recreate();
   fprintf(stderr, "lifecycle_program: unknown mode '%s'\n", mode);
   return 2;
 }

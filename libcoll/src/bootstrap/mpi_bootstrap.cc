@@ -1,5 +1,7 @@
 // Bootstrap under mpirun: addresses are exchanged through MPI itself.
-#include <optional>
+#include <atomic>
+#include <cstdlib>
+#include <memory>
 
 #include "bootstrap/bootstrap.hpp"
 #include "bootstrap/mpi_exchange.hpp"
@@ -7,28 +9,58 @@
 namespace coll {
 namespace {
 
+// MPI is initialized once per process and cannot be again after MPI_Finalize, while a process
+// makes and destroys communicators as it likes (and re-creates one after an abort): the MPI
+// libcoll initialized is finalized when the process exits, unless the last communicator broke
+// and none was made since (MPI_Finalize would then wait for peers that may be gone for good;
+// the launcher sees the rank leave without finalizing and ends the job's other ranks).
+class MpiLifetime {
+ public:
+  static MpiLifetime& of_process() {
+    static MpiLifetime lifetime;
+    return lifetime;
+  }
+
+  void initialize() {
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    if (initialized) return;
+    int provided = 0;
+    check_mpi(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided),
+              "MPI_Init_thread");
+    std::atexit([] { of_process().finalize(); });
+  }
+  // A communicator that completed its wire-up: every peer was there.
+  void peers_reached() { abandoned_ = false; }
+  void abandon() { abandoned_ = true; }
+
+ private:
+  void finalize() {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized && !abandoned_) MPI_Finalize();
+  }
+
+  std::atomic<bool> abandoned_{false};
+};
+
 class MpiBootstrap final : public Bootstrap {
  public:
   MpiBootstrap() {
-    int initialized = 0;
-    MPI_Initialized(&initialized);
-    if (!initialized) {
-      int provided = 0;
-      check_mpi(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided),
-                "MPI_Init_thread");
-      owns_mpi_ = true;
-    }
-    exchange_.emplace(MPI_COMM_WORLD);
+    MpiLifetime::of_process().initialize();
+    // Collective: returns once every rank has come.
+    exchange_ = std::make_unique<MpiExchange>(MPI_COMM_WORLD);
+    MpiLifetime::of_process().peers_reached();
   }
 
   ~MpiBootstrap() override {
-    if (abandoned_) return;  // MPI_Finalize would wait for peers that may be gone for good
-    exchange_.reset();       // frees its communicator while MPI is still up
-    if (owns_mpi_) MPI_Finalize();
+    if (abandoned_) (void)exchange_.release();  // freeing it may wait for gone peers
   }
 
-  // The launcher sees a rank leave without finalizing and ends the job's other ranks.
-  void abandon() override { abandoned_ = true; }
+  void abandon() override {
+    abandoned_ = true;
+    MpiLifetime::of_process().abandon();
+  }
 
   int rank() const override { return exchange_->rank(); }
   int size() const override { return exchange_->size(); }
@@ -39,9 +71,8 @@ class MpiBootstrap final : public Bootstrap {
   std::string describe() const override { return "mpi"; }
 
  private:
-  bool owns_mpi_ = false;
+  std::unique_ptr<MpiExchange> exchange_;
   bool abandoned_ = false;
-  std::optional<MpiExchange> exchange_;
 };
 
 }  // namespace
