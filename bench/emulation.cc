@@ -19,6 +19,7 @@
 #include "coll/model/preset.hpp"
 #include "coll/schedule/compute_profile.hpp"
 #include "coll/tools/launcher.hpp"
+#include "exposed_conditioning.hpp"
 #include "model_table.hpp"
 #include "strategy.hpp"
 
@@ -37,11 +38,6 @@ constexpr double kMaxWakeShare = 0.15;
 // How long each other runnable thread per core delays a woken rank: measured here, 2 ranks at
 // load 20 on 2 cores waited ~5 ms per ring step (docs/emulation.md).
 constexpr double kTurnPerRunnableS = 0.5e-3;
-// The emulation's communication is within a few per cent of the model's where it is faithful
-// (docs/emulation.md); an exposed time that this much more or less communication moves by more
-// than kMaxExposedSwing cannot be compared within that.
-constexpr double kCommTolerance = 0.05;
-constexpr double kMaxExposedSwing = 0.15;
 // The deviation from the model the tables are held to where the tool does not warn.
 constexpr double kMaxDeviation = 0.15;
 
@@ -172,7 +168,11 @@ EmulatedCell measure(const EmulationRun& run, const Strategy& strategy, const st
           ? first_come_warning(modelled.phase_overlap_ms, modelled)
           : emulation_warning(modelled, gradient_bytes, run.options.time_scale, run.machine, load);
   if (warning.empty()) {
-    warning = ill_conditioned_warning(exposed_swing(run.options, strategy, modelled));
+    warning =
+        ill_conditioned_warning(exposed_swing(run.options, modelled, [&](const Options& scaled) {
+          return modelled_cell(scaled, strategy, modelled.model, modelled.variant, modelled.nodes,
+                               modelled.ranks_per_node);
+        }));
   }
   std::fprintf(stderr, "collbench: emulating %s\n", cell_name(modelled).c_str());
   if (!warning.empty()) {
@@ -187,12 +187,6 @@ EmulatedCell measure(const EmulationRun& run, const Strategy& strategy, const st
 
 double deviation(double emulated, double modelled) {
   return modelled > 0 ? (emulated - modelled) / modelled : 0;
-}
-
-std::string signed_percent(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%+.0f %%", value * 100);
-  return text;
 }
 
 // The paper's shapes with more than one GPU, those of --nodes / --ranks-per-node when given;
@@ -309,24 +303,19 @@ ClosingFigures figures_of(const EmulatedClosing& closing) {
           era.model.variant,
           {era.exposed_ms, mine.exposed_ms},
           {emulated_iteration_ms(era), emulated_iteration_ms(mine)},
-          {emulated_efficiency(era), emulated_efficiency(mine)}};
+          {emulated_efficiency(era), emulated_efficiency(mine)},
+          era.warning.empty() ? mine.warning : era.warning};
 }
 
 std::string closing_markdown(const std::vector<EmulatedClosing>& closings) {
   if (closings.empty()) return "";
   std::string out = closing_heading("Emulated at");
   for (const auto& closing : closings) {
-    const EmulatedCell& era = closing.paper_era;
-    const EmulatedCell& mine = closing.best;
-    if (!mine.error.empty()) {
-      out += "- " + closing.model + ": best failed (" + mine.error + ")\n";
+    if (!closing.best.error.empty()) {
+      out += "- " + closing.model + ": best failed (" + closing.best.error + ")\n";
       continue;
     }
-    // A ratio built on a warned cell carries its warning's kind ("CPU-bound", ...).
-    const std::string& warning = era.warning.empty() ? mine.warning : era.warning;
-    out += closing_line(figures_of(closing)) +
-           (warning.empty() ? "" : " (warned: " + warning.substr(0, warning.find(':')) + ")") +
-           "\n";
+    out += closing_line(figures_of(closing)) + "\n";
   }
   return out;
 }
@@ -424,32 +413,6 @@ std::string emulation_warning(const TableCell& cell, double gradient_bytes, doub
            remedy(time_scale, exposed_wake_share, kMaxWakeShare);
   }
   return "";
-}
-
-ExposedSwing exposed_swing(const Options& options, const Strategy& strategy,
-                           const TableCell& cell) {
-  ExposedSwing swing;
-  if (cell.exposed_ms <= 0) return swing;
-  // Communication c times the model's, against the same compute, is the model with compute / c,
-  // every time then multiplied by c.
-  auto exposed_at = [&](double comm_factor) {
-    Options scaled = options;
-    scaled.compute_scale /= comm_factor;
-    const TableCell moved =
-        modelled_cell(scaled, strategy, cell.model, cell.variant, cell.nodes, cell.ranks_per_node);
-    return comm_factor * moved.exposed_ms / cell.exposed_ms - 1;
-  };
-  swing.more = exposed_at(1 + kCommTolerance);
-  swing.less = exposed_at(1 - kCommTolerance);
-  return swing;
-}
-
-std::string ill_conditioned_warning(const ExposedSwing& swing) {
-  if (std::max(std::abs(swing.more), std::abs(swing.less)) <= kMaxExposedSwing) return "";
-  return "exposed time ill-conditioned: " + percent(kCommTolerance) +
-         " more communication moves the modelled exposed time by " + signed_percent(swing.more) +
-         ", " + percent(kCommTolerance) + " less by " + signed_percent(swing.less) +
-         " (compare the communication columns)";
 }
 
 std::string first_come_warning(double room_ms, const TableCell& cell) {

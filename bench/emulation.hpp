@@ -40,17 +40,6 @@ struct MachineLimits {
 std::string emulation_warning(const TableCell& cell, double gradient_bytes, double time_scale,
                               const MachineLimits& machine, double& load);
 
-// How the modelled exposed time of a cell moves with its communication: relative changes at 5 %
-// more and 5 % less communication (the compute's timing unchanged).
-struct ExposedSwing {
-  double more = 0, less = 0;
-};
-ExposedSwing exposed_swing(const Options& options, const Strategy& strategy, const TableCell& cell);
-
-// Why the cell's exposed column cannot be compared within 15 % by any emulation whose
-// communication is within a few per cent of the model's (the swing exceeds 15 %), or "".
-std::string ill_conditioned_warning(const ExposedSwing& swing);
-
 // On the virtual clock a link several ranks share serves them first come (docs/emulation.md,
 // limit 6), so a rank served early starts hierarchical's inter-node phase while the others of its
 // node still use the intra-node path, which a testbed whose links share fairly (the model's

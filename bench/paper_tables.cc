@@ -12,6 +12,7 @@
 #include "coll/error.hpp"
 #include "coll/model/preset.hpp"
 #include "emulation.hpp"
+#include "exposed_conditioning.hpp"
 #include "iteration_model.hpp"
 #include "model_table.hpp"
 #include "strategy.hpp"
@@ -21,6 +22,8 @@ namespace {
 
 const std::vector<std::string> kModels{"alexnet", "googlenet", "resnet50"};
 constexpr char kDefaultPreset[] = "p40-ib56";
+// Below this share of the iteration an exposed time is nothing a user feels: no ratio of two.
+constexpr double kNegligibleExposedShare = 0.05;
 const std::vector<PaperShape> kPaperConfigs{{6, 1, 1}, {6, 1, 2}, {6, 1, 4}, {7, 2, 4}, {7, 4, 4}};
 
 int batch_per_gpu(const Options& options, const std::string& model, int ranks_per_node) {
@@ -103,13 +106,23 @@ TableCell cell_with_efficiency(const Options& options, const coll::model::CostPa
   return cell;
 }
 
+// The cell's ill-conditioning warning, remodelled with `params` and `table` as it was.
+std::string modelled_warning(const Options& options, const coll::model::CostParams& params,
+                             const Strategy& strategy, const ModelTable& table,
+                             const TableCell& cell) {
+  return ill_conditioned_warning(exposed_swing(options, cell, [&](const Options& scaled) {
+    return model_cell(scaled, params, strategy, table, cell.nodes, cell.ranks_per_node);
+  }));
+}
+
 ClosingFigures figures_of(const TableCell& era, const TableCell& best) {
   return {era.model,
           era.strategy,
           era.variant,
           {era.exposed_ms, best.exposed_ms},
           {era.iteration_ms, best.iteration_ms},
-          {era.efficiency, best.efficiency}};
+          {era.efficiency, best.efficiency},
+          era.warning.empty() ? best.warning : era.warning};
 }
 
 // --model-gradients and --strategy select the models and strategies a table shows.
@@ -142,6 +155,12 @@ std::string ms(double value) {
 std::string percent(double value) {
   char text[32];
   std::snprintf(text, sizeof text, "%.0f %%", value * 100);
+  return text;
+}
+
+std::string signed_percent(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%+.0f %%", value * 100);
   return text;
 }
 
@@ -206,6 +225,7 @@ std::vector<TableCell> paper_table_cells(const Options& options) {
                 : model_cell(options, params, strategy, table, config.nodes, config.ranks_per_node);
         cell.table = config.table;
         set_efficiency(cell, single);
+        cell.warning = modelled_warning(options, params, strategy, table, cell);
         cells.push_back(cell);
       }
     }
@@ -250,20 +270,34 @@ std::vector<ClosingComparison> closing_comparisons(const std::vector<TableCell>&
     const ModelTable same = load_model_table(options.models_dir, model, winner->variant);
     TableCell mine = cell_with_efficiency(options, params, best, same, 4, 4);
     mine.table = winner->table;
+    mine.warning = modelled_warning(options, params, best, same, mine);
     out.push_back({*winner, mine});
   }
   return out;
 }
 
+bool exposed_negligible(const ClosingFigures& f) {
+  return f.exposed_ms[0] < kNegligibleExposedShare * f.iteration_ms[0] &&
+         f.exposed_ms[1] < kNegligibleExposedShare * f.iteration_ms[1];
+}
+
 std::string closing_line(const ClosingFigures& f) {
-  char ratio[64] = "nothing exposed";
-  if (f.exposed_ms[1] > 0) {
-    std::snprintf(ratio, sizeof ratio, "%.1fx lower", f.exposed_ms[0] / f.exposed_ms[1]);
+  std::string exposed = ms(f.exposed_ms[0]) + " -> " + ms(f.exposed_ms[1]) + " ms";
+  if (exposed_negligible(f)) {
+    exposed +=
+        ", negligible in both (under " + percent(kNegligibleExposedShare) + " of the iteration)";
+  } else if (f.exposed_ms[1] > 0) {
+    char ratio[32];
+    std::snprintf(ratio, sizeof ratio, " (%.1fx lower)", f.exposed_ms[0] / f.exposed_ms[1]);
+    exposed += ratio;
   }
-  return "- " + f.model + ": " + f.strategy + " " + ms(f.exposed_ms[0]) + " ms exposed, best " +
-         ms(f.exposed_ms[1]) + " ms (" + ratio + ", table " + f.variant + "); iteration " +
-         ms(f.iteration_ms[0]) + " -> " + ms(f.iteration_ms[1]) + " ms, efficiency " +
-         percent(f.efficiency[0]) + " -> " + percent(f.efficiency[1]);
+  // A comparison built on a warned cell carries its warning's kind ("CPU-bound", ...).
+  const std::string warned =
+      f.warning.empty() ? "" : " (warned: " + f.warning.substr(0, f.warning.find(':')) + ")";
+  return "- " + f.model + " (table " + f.variant + "): iteration " + f.strategy + " " +
+         ms(f.iteration_ms[0]) + " ms -> best " + ms(f.iteration_ms[1]) + " ms, efficiency " +
+         percent(f.efficiency[0]) + " -> " + percent(f.efficiency[1]) + "; exposed communication " +
+         exposed + warned;
 }
 
 std::string closing_heading(const std::string& how) {
@@ -277,9 +311,40 @@ nlohmann::ordered_json closing_json(const ClosingFigures& f, nlohmann::ordered_j
   return {{"model", f.model},
           {"paper_era", std::move(paper_era)},
           {"best", std::move(best)},
-          {"exposed_ratio", f.exposed_ms[1] > 0
+          {"exposed_negligible", exposed_negligible(f)},
+          {"exposed_ratio", f.exposed_ms[1] > 0 && !exposed_negligible(f)
                                 ? nlohmann::ordered_json(f.exposed_ms[0] / f.exposed_ms[1])
-                                : nlohmann::ordered_json()}};
+                                : nlohmann::ordered_json()},
+          {"warning", f.warning}};
+}
+
+std::string warning_mark(const std::string& warning) {
+  return warning.empty() ? "-" : std::string(kWarningMark) + " " + warning;
+}
+
+std::string defaults_markdown(const std::vector<TableCell>& cells) {
+  std::ostringstream out;
+  bool heading = false;
+  for (const auto& model : kModels) {
+    std::string line;
+    for (const char* name : {"best", "ddp", "horovod"}) {
+      const TableCell* cell = find_cell(cells, model, name, 16);
+      if (cell == nullptr) continue;
+      line += std::string(line.empty() ? "" : "; ") + name + " " + ms(cell->iteration_ms) +
+              " ms, " + percent(cell->efficiency) + " (exposed " + ms(cell->exposed_ms) +
+              " ms, table " + cell->variant + ")" +
+              (cell->warning.empty() ? "" : " " + std::string(kWarningMark));
+    }
+    if (line.empty()) continue;
+    if (!heading) {
+      out << "\nAt 16 GPUs, `best` against today's defaults (PyTorch DDP, Horovod), each on its "
+             "own "
+             "model table: iteration, efficiency, exposed communication:\n";
+      heading = true;
+    }
+    out << "- " << model << ": " << line << "\n";
+  }
+  return out.str();
 }
 
 std::string paper_tables_markdown(const std::vector<TableCell>& cells,
@@ -298,8 +363,8 @@ std::string paper_tables_markdown(const std::vector<TableCell>& cells,
       if (!has_model(cells, model)) continue;
       out << "\n### " << model << "\n\n"
           << "| strategy | table | GPUs | exposed comm (ms) | total comm (ms) | iteration (ms) | "
-             "efficiency | plan |\n"
-          << "|---|---|---|---|---|---|---|---|\n";
+             "efficiency | plan | warning |\n"
+          << "|---|---|---|---|---|---|---|---|---|\n";
       for (const auto& cell : cells) {
         if (cell.table != table || cell.model != model) continue;
         out << "| " << cell.strategy << " | " << cell.variant << " | " << cell.gpus()
@@ -309,12 +374,13 @@ std::string paper_tables_markdown(const std::vector<TableCell>& cells,
             << " | " << ms(cell.exposed_ms) << " | " << ms(cell.comm_ms) << " | "
             << ms(cell.iteration_ms) << " | " << percent(cell.efficiency) << " | " << cell.fusion
             << ", " << cell.buckets << (cell.buckets == 1 ? " bucket, " : " buckets, ")
-            << cell.algorithms << " |\n";
+            << cell.algorithms << " | " << warning_mark(cell.warning) << " |\n";
       }
     }
   }
   if (!closing.empty()) out << closing_heading("");
   for (const auto& [era, mine] : closing) out << closing_line(figures_of(era, mine)) << "\n";
+  out << defaults_markdown(cells);
   return out.str();
 }
 
@@ -376,7 +442,8 @@ nlohmann::ordered_json cell_json(const TableCell& cell) {
           {"fusion", cell.fusion},
           {"buckets", cell.buckets},
           {"algorithms", cell.algorithms},
-          {"simulated_ms", cell.simulated_ms}};
+          {"simulated_ms", cell.simulated_ms},
+          {"warning", cell.warning}};
 }
 
 nlohmann::ordered_json cells_doc(const std::vector<TableCell>& cells, const Options& options,

@@ -31,6 +31,9 @@ struct TableCell {
   double phase_overlap_ms = 0;  // ModelledIteration::phase_overlap_s, in ms
   std::string algorithms;       // "hierarchical x4, ring x1"
   double simulated_ms = 0;      // wall time this cell's simulation took on this machine
+  // Why its exposed column cannot be compared within a few per cent (exposed_conditioning.hpp),
+  // or "": set for the modelled tables' cells.
+  std::string warning;
   int gpus() const { return nodes * ranks_per_node; }
 };
 
@@ -51,9 +54,13 @@ coll::model::CostParams table_params(const Options& options);
 TableCell modelled_cell(const Options& options, const Strategy& strategy, const std::string& model,
                         const std::string& variant, int nodes, int ranks_per_node);
 
-// "12.3", "45 %": the tables' number formats; the header every table starts with.
+// What precedes a warning wherever a table prints one: no warned cell without it.
+inline constexpr char kWarningMark[] = "\u26a0";
+
+// "12.3", "45 %", "+7 %": the tables' number formats; the header every table starts with.
 std::string ms(double value);
 std::string percent(double value);
+std::string signed_percent(double value);
 std::string tables_header(const Options& options, const std::string& what);
 
 // Table 6 and 7 cells, every model and strategy (those --model-gradients and --strategy
@@ -77,6 +84,7 @@ std::vector<ClosingComparison> closing_comparisons(const std::vector<TableCell>&
 struct ClosingFigures {
   std::string model, strategy, variant;
   double exposed_ms[2], iteration_ms[2], efficiency[2];  // [0] the paper-era strategy, [1] best
+  std::string warning;  // a warning of either cell ("" if neither has one)
 };
 std::string closing_line(const ClosingFigures& figures);
 std::string closing_heading(const std::string& how);  // how: "" (modelled) or "Emulated at"

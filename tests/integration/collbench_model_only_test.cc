@@ -66,9 +66,20 @@ TEST(CollbenchModelOnly, PaperTablesCloseWithBestAgainstThePaperEraInJsonToo) {
     EXPECT_EQ(entry["paper_era"]["gpus"], 16) << entry;
     EXPECT_EQ(entry["best"]["strategy"], "best") << entry;
     EXPECT_EQ(entry["best"]["variant"], entry["paper_era"]["variant"]) << entry;  // same bytes
-    EXPECT_DOUBLE_EQ(
-        entry["exposed_ratio"].get<double>(),
-        entry["paper_era"]["exposed_ms"].get<double>() / entry["best"]["exposed_ms"].get<double>());
+    // A ratio only where an exposed time is at least 5 % of its iteration; at per-GPU batches
+    // on p40-ib56 all three are below (issue 44: sub-millisecond remainders).
+    const bool negligible = entry["paper_era"]["exposed_ms"].get<double>() <
+                                0.05 * entry["paper_era"]["iteration_ms"].get<double>() &&
+                            entry["best"]["exposed_ms"].get<double>() <
+                                0.05 * entry["best"]["iteration_ms"].get<double>();
+    EXPECT_EQ(entry["exposed_negligible"].get<bool>(), negligible) << entry;
+    if (negligible) {
+      EXPECT_TRUE(entry["exposed_ratio"].is_null()) << entry;
+    } else {
+      EXPECT_DOUBLE_EQ(entry["exposed_ratio"].get<double>(),
+                       entry["paper_era"]["exposed_ms"].get<double>() /
+                           entry["best"]["exposed_ms"].get<double>());
+    }
   }
 }
 

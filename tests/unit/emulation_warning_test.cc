@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "emulation.hpp"
+#include "exposed_conditioning.hpp"
 
 namespace {
 
@@ -145,7 +146,9 @@ TEST(EmulationWarning, ExposedSwingIsTheModelsOwn) {
   options.models_dir = COLL_MODELS_DIR;
   auto swing_of = [&](const char* strategy) {
     const auto& s = find_strategy(strategy);
-    return exposed_swing(options, s, modelled_cell(options, s, "resnet50", "", 2, 4));
+    return exposed_swing(
+        options, modelled_cell(options, s, "resnet50", "", 2, 4),
+        [&](const Options& scaled) { return modelled_cell(scaled, s, "resnet50", "", 2, 4); });
   };
   const ExposedSwing queued = swing_of("tensorflow");
   EXPECT_GT(queued.more, 0.3);
