@@ -15,6 +15,7 @@
 #include "exposed_conditioning.hpp"
 #include "iteration_model.hpp"
 #include "model_table.hpp"
+#include "paper_findings.hpp"
 #include "strategy.hpp"
 
 namespace collbench {
@@ -380,7 +381,8 @@ std::string paper_tables_markdown(const std::vector<TableCell>& cells,
   }
   if (!closing.empty()) out << closing_heading("");
   for (const auto& [era, mine] : closing) out << closing_line(figures_of(era, mine)) << "\n";
-  out << defaults_markdown(cells);
+  out << defaults_markdown(cells)
+      << findings_markdown(cells, table_params(options), options.batch_per_node);
   return out.str();
 }
 
@@ -484,6 +486,9 @@ int run_paper_tables(const Options& options) {
     entries.push_back(closing_json(figures_of(era, mine), cell_json(era), cell_json(mine)));
   }
   doc["closing"] = entries;
+  const auto findings = findings_json(cells, table_params(options), options.batch_per_node);
+  doc["references"] = findings["references"];
+  doc["findings"] = findings["findings"];
   return print_and_save(paper_tables_markdown(cells, closing, options), doc.dump(1) + "\n",
                         options);
 }

@@ -58,7 +58,8 @@ def plot_busbw(documents, figure):
         axes.set_ylabel("bus bandwidth (GB/s, nccl-tests definition)")
         ranks = ", ".join(sorted({f"{d['ranks']} ranks on {d['nodes']} node(s)"
                                   for _, d in documents}))
-        axes.set_title(f"All-reduce bus bandwidth, {title} ({ranks})")
+        axes.set_title(f"All-reduce bus bandwidth, {title} ({ranks}; measured on the "
+                       "project's 2-vCPU VM, plots/make_data.sh)", fontsize="small")
         axes.grid(True, which="both", alpha=0.3)
         axes.legend(fontsize="small")
     if starred:
@@ -70,13 +71,16 @@ def plot_busbw(documents, figure):
 
 def plot_paper_tables(doc, figure):
     """Grouped bars: per model, communication per iteration for every strategy at every GPU
-    count of Tables 6 and 7, exposed (solid) in front of the total (light) (top), and the scaling
-    efficiency (bottom)."""
+    count of Tables 6 and 7, exposed (solid) in front of the total (light), on a linear axis so
+    that sub-millisecond differences look as small as they are (top), and the scaling efficiency
+    (bottom), with Caffe-MPI's reported 16-GPU speedups as markers. Cells the tool warns about
+    carry a mark above their bar."""
     cells = doc["cells"]
     models = list(dict.fromkeys(c["model"] for c in cells))
     strategies = list(dict.fromkeys(c["strategy"] for c in cells))
     gpus = sorted({c["gpus"] for c in cells if c["gpus"] > 1})
     width = 0.8 / len(strategies)
+    legend = {}
     for column, model in enumerate(models):
         for row, (key, label) in enumerate([("exposed_ms", "communication (ms/iteration)"),
                                             ("efficiency", "scaling efficiency (%)")]):
@@ -97,26 +101,45 @@ def plot_paper_tables(doc, figure):
                              alpha=0.3)
                 axes.bar(positions, values, width, label=strategy,
                          color=STRATEGY_COLOURS.get(strategy))
+                for position, g, value in zip(positions, gpus, values):
+                    warned = [c for c in cells if c["model"] == model and c["strategy"] == strategy
+                              and c["gpus"] == g and c.get("warning")]
+                    if warned:
+                        axes.annotate("\u26a0", (position, value), ha="center", va="bottom",
+                                      fontsize="x-small")
+                if key == "efficiency" and strategy == "caffe-mpi":
+                    for point in doc.get("references", []):
+                        if point["model"] == model and point["gpus"] in gpus:
+                            axes.plot(positions[gpus.index(point["gpus"])],
+                                      100 * point["efficiency"], marker="*", markersize=11,
+                                      color="black", linestyle="none",
+                                      label="Caffe-MPI README, reported (16 GPUs)")
             axes.set_xticks(range(len(gpus)))
             axes.set_xticklabels([f"{g}\n({'1 node' if g <= 4 else str(g // 4) + ' nodes'})"
                                   for g in gpus])
             axes.set_xlabel("GPUs (Table 6: one node; Table 7: 4 GPUs per node)")
             axes.set_ylabel(label)
             if key == "exposed_ms":
-                axes.set_yscale("log")
                 axes.set_title(f"{model}: communication per iteration")
             else:
                 axes.set_ylim(0, 105)
                 axes.set_title(f"{model}: throughput / (GPUs x one GPU's)")
             axes.grid(True, axis="y", which="both", alpha=0.3)
-            if column == 0 and row == 0:
-                handles, labels = axes.get_legend_handles_labels()
+            if column == 0:
+                for handle, text in zip(*axes.get_legend_handles_labels()):
+                    if text not in legend:
+                        legend[text] = handle
     figure.suptitle(f"The paper's Tables 6 and 7, modelled ({doc['cost_model']}, batch per "
                     f"{doc['batch_per']}); top: solid = exposed (not hidden by backward), "
-                    "light = total communication", fontsize=11)
+                    "light = total communication; \u26a0 = the tool warns about the cell", fontsize=11)
+    figure.text(0.01, 0.005, "Model: links without contention from other jobs or jitter; "
+                "compute from each layer's FLOPs at one share of the P40's peak "
+                "(docs/compute_profile.md); the star: Caffe-MPI 2.0's README speedup as the "
+                "project's reference reports it (the README was not read).", fontsize="small")
+    handles, labels = list(legend.values()), list(legend)
     figure.legend(handles, labels, loc="upper center", ncol=len(labels),
                   bbox_to_anchor=(0.5, 0.965), fontsize="small")
-    figure.tight_layout(rect=(0, 0, 1, 0.93))
+    figure.tight_layout(rect=(0, 0.03, 1, 0.93))
 
 
 def plot_scaling(doc, figure):
@@ -140,8 +163,9 @@ def plot_scaling(doc, figure):
         axes.grid(True, which="both", alpha=0.3)
         if column == 0:
             axes.legend(fontsize="small")
-    figure.suptitle(f"Simulation at scale ({doc['cost_model']}, batch per {doc['batch_per']})",
-                    fontsize=11)
+    figure.suptitle(f"Simulation at scale ({doc['cost_model']}, batch per {doc['batch_per']}): "
+                    "a model without contention, stragglers or jitter, so flat lines are an upper "
+                    "bound, not a prediction", fontsize=11)
     figure.tight_layout()
 
 
