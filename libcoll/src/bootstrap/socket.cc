@@ -45,6 +45,12 @@ Socket::~Socket() {
 }
 
 Socket Socket::listen(const std::string& host, int* port) {
+  Socket socket = bound(host, port);
+  socket.start_listening();
+  return socket;
+}
+
+Socket Socket::bound(const std::string& host, int* port) {
   Socket socket(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!socket.valid()) throw_system_error("socket");
   const int on = 1;
@@ -53,11 +59,14 @@ Socket Socket::listen(const std::string& host, int* port) {
   if (::bind(socket.fd(), reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
     throw_system_error("bind " + host + ":" + std::to_string(*port));
   }
-  if (::listen(socket.fd(), 1024) != 0) throw_system_error("listen");
   socklen_t length = sizeof address;
   ::getsockname(socket.fd(), reinterpret_cast<sockaddr*>(&address), &length);
   *port = ntohs(address.sin_port);
   return socket;
+}
+
+void Socket::start_listening() const {
+  if (::listen(fd_, 1024) != 0) throw_system_error("listen");
 }
 
 Socket Socket::connect(const std::string& host, int port, double timeout_s) {

@@ -1,5 +1,4 @@
-// Thin RAII wrappers over TCP sockets for the bootstrap store and the links between nodes
-// (loopback or a trusted network).
+// Thin RAII wrappers over TCP sockets for the bootstrap store and the links between nodes.
 #pragma once
 
 #include <string>
@@ -22,6 +21,10 @@ class Socket {
 
   // Listens on host:port (port 0 picks a free one; the chosen port is returned in *port).
   static Socket listen(const std::string& host, int* port);
+  // Bound to host:port but not listening yet, so that connections are refused until
+  // start_listening(): a port can be published before anyone is there to answer on it.
+  static Socket bound(const std::string& host, int* port);
+  void start_listening() const;
   // Connects, retrying until timeout_s (the listener may not be up yet).
   static Socket connect(const std::string& host, int port, double timeout_s);
 

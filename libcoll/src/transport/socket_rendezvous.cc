@@ -126,8 +126,11 @@ class Rendezvous {
   Rendezvous(Bootstrap& bootstrap, const std::vector<bool>& linked,
              const RendezvousOptions& options)
       : me_(bootstrap.rank()), linked_(linked), options_(options) {
+    // Listening only once the addresses are known and only while a lower rank is still to
+    // connect: a connection before or after would wait unanswered (a peer that comes early is
+    // refused and tries again).
     int port = 0;
-    listener_ = Socket::listen(options.interface.address, &port);
+    listener_ = Socket::bound(options.interface.address, &port);
     set_blocking(listener_.fd(), false);
     const auto published =
         bootstrap.allgather("sockets/address", options.interface.address + ":" +
@@ -139,6 +142,7 @@ class Rendezvous {
     for (int peer = me_ + 1; peer < static_cast<int>(linked.size()); ++peer) {
       if (linked[peer]) outgoing_.push_back({peer});
     }
+    if (expects_incoming()) listener_.start_listening();
   }
 
   std::vector<Socket> run() {
@@ -197,6 +201,7 @@ class Rendezvous {
   void poll_once() {
     std::vector<pollfd> fds;
     const bool listening = expects_incoming();
+    if (!listening) listener_ = Socket();  // strangers queued there get a reset, not a wait
     if (listening) fds.push_back({listener_.fd(), POLLIN, 0});
     for (auto& out : outgoing_) {
       if (out.stage == Stage::Idle && now_seconds() >= out.retry_at) start_connect(out);
