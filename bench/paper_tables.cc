@@ -16,6 +16,7 @@
 #include "iteration_model.hpp"
 #include "model_table.hpp"
 #include "paper_findings.hpp"
+#include "paper_sensitivity.hpp"
 #include "strategy.hpp"
 
 namespace collbench {
@@ -182,6 +183,13 @@ std::string table_preset(const Options& options) {
 
 coll::model::CostParams table_params(const Options& options) {
   return coll::model::preset_or_throw(table_preset(options), "--cost-preset");
+}
+
+TableCell cell_under(const Options& options, const coll::model::CostParams& params,
+                     const Strategy& strategy, const std::string& model, int nodes,
+                     int ranks_per_node) {
+  return cell_with_efficiency(options, params, strategy, table_for(options, strategy, model), nodes,
+                              ranks_per_node);
 }
 
 TableCell modelled_cell(const Options& options, const Strategy& strategy, const std::string& model,
@@ -383,6 +391,7 @@ std::string paper_tables_markdown(const std::vector<TableCell>& cells,
   for (const auto& [era, mine] : closing) out << closing_line(figures_of(era, mine)) << "\n";
   out << defaults_markdown(cells)
       << findings_markdown(cells, table_params(options), options.batch_per_node);
+  if (options.strategy.empty() && options.model.empty()) out << sensitivity_markdown(options);
   return out.str();
 }
 
@@ -489,6 +498,9 @@ int run_paper_tables(const Options& options) {
   const auto findings = findings_json(cells, table_params(options), options.batch_per_node);
   doc["references"] = findings["references"];
   doc["findings"] = findings["findings"];
+  if (options.strategy.empty() && options.model.empty()) {
+    doc["sensitivity"] = sensitivity_json(options);
+  }
   return print_and_save(paper_tables_markdown(cells, closing, options), doc.dump(1) + "\n",
                         options);
 }

@@ -57,6 +57,11 @@ TableCell modelled_cell(const Options& options, const Strategy& strategy, const 
 // What precedes a warning wherever a table prints one: no warned cell without it.
 inline constexpr char kWarningMark[] = "\u26a0";
 
+// One cell of the tables (with its efficiency) under `params`: `strategy` on its own model table.
+TableCell cell_under(const Options& options, const coll::model::CostParams& params,
+                     const Strategy& strategy, const std::string& model, int nodes,
+                     int ranks_per_node);
+
 // "12.3", "45 %", "+7 %": the tables' number formats; the header every table starts with.
 std::string ms(double value);
 std::string percent(double value);

@@ -10,6 +10,7 @@
 #include "iteration_model.hpp"
 #include "options.hpp"
 #include "paper_findings.hpp"
+#include "paper_sensitivity.hpp"
 #include "paper_tables.hpp"
 #include "strategy.hpp"
 
@@ -221,6 +222,30 @@ TEST(PaperTables, FindingsAreComputedFromTheCellsAndReferencePointsSitBesideThem
       if (cell.gpus() == 16) cell.efficiency = std::min(cell.efficiency, 0.5);
     }
     EXPECT_EQ(findings_json(moved, params, per_node)["findings"][3]["verdict"], "reproduced");
+  }
+}
+
+TEST(PaperTables, SensitivityRowsVaryOneChoiceEachAndTheFirstIsTheTables) {
+  Options options;
+  options.models_dir = COLL_MODELS_DIR;
+  const auto rows = sensitivity_json(options);
+  ASSERT_EQ(rows.size(), 6u);
+  const auto cells = paper_table_cells(options);
+  for (const auto& model : paper_models()) {
+    double top = 0;
+    for (const auto& cell : cells) {
+      const bool paper_era = find_strategy(cell.strategy).paper_era;
+      if (cell.model == model && cell.gpus() == 16 && paper_era)
+        top = std::max(top, cell.efficiency);
+    }
+    EXPECT_DOUBLE_EQ(rows[0]["models"][model]["top_efficiency"].get<double>(), top) << model;
+  }
+  // Less compute per iteration hides less: no model's top strategy scales better at 70 % of peak
+  // than at 30 %.
+  for (const auto& model : paper_models()) {
+    EXPECT_LE(rows[3]["models"][model]["top_efficiency"].get<double>(),
+              rows[2]["models"][model]["top_efficiency"].get<double>() + 1e-12)
+        << model;
   }
 }
 
