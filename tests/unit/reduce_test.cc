@@ -335,6 +335,45 @@ INSTANTIATE_TEST_SUITE_P(AllTypesAndOps, ReduceMatrix,
                                                               ReduceOp::Avg)),
                          matrix_name);
 
+// Each SIMD float16 path against the portable one, on every value pair of a random sample
+// (the matrix above runs the supported ones within its cases). A path this CPU or build lacks is
+// a reported skip, not a silent pass.
+class Fp16PathMatchesPortable : public ::testing::TestWithParam<Fp16Path> {};
+
+TEST_P(Fp16PathMatchesPortable, OnEveryOpBitForBit) {
+  const Fp16Path path = GetParam();
+  if (!reduce_detail::fp16_path_supported(path)) {
+    GTEST_SKIP() << "this CPU or build lacks the "
+                 << (path == Fp16Path::Avx512 ? "AVX-512" : "F16C")
+                 << " float16 path: not exercised";
+  }
+  std::mt19937 random(7);
+  std::vector<std::uint16_t> a(1027), b(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    a[i] = static_cast<std::uint16_t>(random());
+    b[i] = static_cast<std::uint16_t>(random());
+  }
+  for (const ReduceOp op : {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Max, ReduceOp::Min}) {
+    std::vector<std::uint16_t> want(a.size()), got(a.size());
+    reduce_detail::reduce_fp16(op, want.data(), a.data(), b.data(), a.size(), Fp16Path::Portable);
+    reduce_detail::reduce_fp16(op, got.data(), a.data(), b.data(), a.size(), path);
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      // NaN results may carry another payload; both must be NaN there.
+      const bool both_nan =
+          std::isnan(half::fp16_to_float(want[i])) && std::isnan(half::fp16_to_float(got[i]));
+      ASSERT_TRUE(want[i] == got[i] || both_nan)
+          << op_name(op) << " at " << i << ": " << a[i] << ", " << b[i] << " gave " << got[i]
+          << ", portable " << want[i];
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(SimdPaths, Fp16PathMatchesPortable,
+                         ::testing::Values(Fp16Path::Avx512, Fp16Path::F16c),
+                         [](const ::testing::TestParamInfo<Fp16Path>& path) {
+                           return std::string(path.param == Fp16Path::Avx512 ? "avx512" : "f16c");
+                         });
+
 // ---- Avg: accumulate as Sum, then divide once ----
 
 void ref_divide(DataType t, unsigned char* p, int divisor) {
