@@ -84,12 +84,26 @@ static void* abort_later(void* arg) {
   return NULL;
 }
 
+/* Where rank 0 says its abort has ended the all-reduce: the ranks are children of one
+ * launcher. */
+static void abort_done_path(char* path, size_t size) {
+  snprintf(path, size, "/tmp/lifecycle_abort_done_%d", (int)getppid());
+}
+
 static int abort_thread(void) {
   collComm_t comm;
   int rank;
   if (!init(&comm, &rank)) return 1;
+  char done[64];
+  abort_done_path(done, sizeof done);
   if (rank != 0) {
-    sleep(2); /* never calls the all-reduce; leaves the job without a failure */
+    /* Never calls the all-reduce, and stays (leaving the job without a failure) until rank 0's
+     * call has returned, however slow this machine is. */
+    for (int waited_ms = 0; access(done, F_OK) != 0; waited_ms += 10) {
+      if (waited_ms > 60000) return 1;
+      usleep(10 * 1000);
+    }
+    unlink(done);
     return collCommAbort(comm) == collSuccess ? 0 : 1;
   }
   struct AbortLater abort = {comm, 0, collSuccess};
@@ -100,6 +114,7 @@ static int abort_thread(void) {
   const double returned = now_seconds();
   const char* error = result == collSuccess ? "" : collGetLastError(NULL);
   pthread_join(thread, NULL);
+  fclose(fopen(done, "w"));
   printf("rank 0: all-reduce returned %d (%s) %.3f s after collCommAbort\n", (int)result, error,
          returned - abort.at);
   if (result == collSuccess || strstr(error, "aborted") == NULL || abort.result != collSuccess) {

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <map>
 
+#include "algorithms/peer_read_prices.hpp"
 #include "algorithms/registry.hpp"
 #include "coll/error.hpp"
 #include "coll/model/calibration.hpp"
@@ -26,6 +27,9 @@ namespace {
 constexpr std::size_t kSmall = 8;
 constexpr std::size_t kLarge = 64u << 20;
 
+using coll::peer_read_prices::kCrossingLinesAtMostBytes;
+using coll::peer_read_prices::kLineBytes;
+using coll::peer_read_prices::kLineCrossingSeconds;
 using coll::testing::flat;
 
 double total(std::string_view algorithm, const CostParams& params, const Shape& shape,
@@ -229,8 +233,9 @@ TEST(CostModel, InPlacePeerReadsWaitForEveryLineThePeersWrote) {
   params.in_place = true;
   const auto in_place = predict("peer_read", params, pair, m);
   ASSERT_TRUE(out_of_place && in_place);
-  // Half the vector is the peer's part of this rank's block: 512 lines of 4.4 ns.
-  EXPECT_NEAR(in_place->bandwidth_s - out_of_place->bandwidth_s, 512 * 4.4e-9, 1e-15);
+  // Half the vector is the peer's part of this rank's block: a line crossing per line of it.
+  EXPECT_NEAR(in_place->bandwidth_s - out_of_place->bandwidth_s,
+              m / 2 / kLineBytes * kLineCrossingSeconds, 1e-15);
   EXPECT_NE(in_place->detail.find("in place"), std::string::npos);
   const std::vector<std::string> candidates{"shm", "peer_read"};
   EXPECT_EQ(choose(params, pair, m, candidates), "shm");
@@ -270,9 +275,10 @@ TEST(CostModel, InPlaceLinesCostAsMuchWhateverTheHandOffAndOnlyWhileThePeersCach
     return total("peer_read", params, pair, m) - out_of_place;
   };
   EXPECT_NEAR(extra(0.06e-6, 64 << 10), extra(0.28e-6, 64 << 10), 1e-12);
-  // 128 KiB of the peers' share (a 256 KiB vector) at most: 2048 lines.
-  EXPECT_NEAR(extra(0.06e-6, 1 << 20), 2048 * 4.4e-9, 1e-12);
-  EXPECT_NEAR(extra(0.06e-6, 16 << 20), 2048 * 4.4e-9, 1e-12);
+  // The peers' share is priced up to kCrossingLinesAtMostBytes (they cache no more of it).
+  const double capped = kCrossingLinesAtMostBytes / kLineBytes * kLineCrossingSeconds;
+  EXPECT_NEAR(extra(0.06e-6, 1 << 20), capped, 1e-12);
+  EXPECT_NEAR(extra(0.06e-6, 16 << 20), capped, 1e-12);
   params.slot_handoff_s = params.peer_line_s = 0.06e-6;
   params.in_place = true;
   const std::vector<std::string> candidates{"shm", "peer_read"};

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "algorithms/partition.hpp"
+#include "algorithms/peer_read_prices.hpp"
 #include "algorithms/registry.hpp"
 #include "algorithms/slot_rounds.hpp"
 #include "coll/bulk_copy.hpp"
@@ -44,6 +45,10 @@
 
 namespace coll {
 namespace {
+
+using peer_read_prices::kCrossingLinesAtMostBytes;
+using peer_read_prices::kLineBytes;
+using peer_read_prices::kLineCrossingSeconds;
 
 // Peer data is read and reduced this many bytes at a time: small enough to stay in cache between
 // the read and the reduction, large enough that the read's system call costs little.
@@ -56,25 +61,12 @@ constexpr std::size_t kPieceBytes = 256 * 1024;
 // 4.4 us, 1 MiB 87.7 -> 56.4, 4 MiB 300 -> 221; a 16 MiB vector (8 MiB blocks) gained nothing
 // and 64 MiB lost 4.3 -> 5.6 ms, the peers no longer holding the lines.
 constexpr std::size_t kPeersStillHoldBytes = 4 << 20;
-constexpr std::size_t kLineBytes = 64;  // a cache line
 // Where lines come back quickly (cores that share a cache) the extra copy costs more than it
 // saves: in the VM's fast phase, whose node-slot hand-off takes 0.07 us against 0.26-0.28 in the
 // slow one, 64 KiB took 2.4 us reduced straight into the result and 3.5 through the piece, 1 MiB
 // 31 against 38 (out of place). The hand-off the ranks timed when they connected tells the two
 // phases apart.
 constexpr double kLinesComeBackSlowlySeconds = 0.15e-6;
-
-// In place, the peers' parts of this rank's block are lines their cores wrote in the last call's
-// copy round, so each crosses cores on its way to the reduction. Measured at 2 ranks in the build
-// VM, in place against out of place, per line of the peers' share: 3.2-6.6 ns at 16-256 KiB in the
-// slow phase (timed hand-off 0.28 us), 2.7-3.6 ns at 16-64 KiB in the fast one (0.06-0.10 us):
-// the hand-off, a polled round trip, moved 3-4.7x between the phases and a line crossing barely,
-// so a line is priced alone. In the fast phase the extra time stopped growing at 128 KiB of the
-// peers' share (2.3-3.6 us at 256 KiB vectors, 1.2 at 1 MiB): the older lines have left the
-// peers' private caches. In the slow phase it kept growing (21 us at 1 MiB), which the cap
-// misses without changing a choice there: shm's slot rounds cost more in that phase too.
-constexpr double kLineCrossingSeconds = 4.4e-9;
-constexpr double kCrossingLinesAtMostBytes = 128 * 1024;
 
 enum Round : std::uint32_t { kPublished = 0, kReduced = 1, kFinished = 2 };
 
