@@ -7,6 +7,8 @@
 #include <random>
 #include <vector>
 
+#include "coll/error.hpp"
+
 namespace coll::schedule {
 namespace {
 

@@ -20,13 +20,6 @@ class Completion;
 class Selector;
 struct Tuning;
 
-// One tensor of a fused all-reduce: `count` elements of `type` at `data`, reduced in place.
-struct Tensor {
-  void* data;
-  std::size_t count;
-  DataType type;
-};
-
 // A collective queued with Comm::allreduce_async. Its buffers must stay valid, and untouched by
 // the caller, until wait() returns or test() returns true.
 class Request {

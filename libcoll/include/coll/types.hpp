@@ -42,4 +42,11 @@ std::string_view op_name(ReduceOp op);                       // "sum", "avg", ..
 std::optional<DataType> parse_dtype(std::string_view name);  // also accepts nccl-tests names
 std::optional<ReduceOp> parse_op(std::string_view name);
 
+// One tensor of a fused all-reduce: `count` elements of `type` at `data`, reduced in place.
+struct Tensor {
+  void* data;
+  std::size_t count;
+  DataType type;
+};
+
 }  // namespace coll

@@ -3,6 +3,8 @@
 #include <cstring>
 #include <string>
 
+#include "coll/error.hpp"
+
 namespace coll::schedule {
 namespace {
 

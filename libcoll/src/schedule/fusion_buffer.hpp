@@ -7,7 +7,7 @@
 #include <span>
 
 #include "coll/buffer_pool.hpp"
-#include "coll/comm.hpp"
+#include "coll/types.hpp"
 
 namespace coll::schedule {
 
