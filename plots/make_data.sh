@@ -20,3 +20,7 @@ mkdir -p "$data"
 "$collbench" --paper-tables --emulate --clock virtual --model-gradients resnet50 --strategy ddp \
   --nodes 2 --ranks-per-node 2 -n 2 -w 1 --trace "$data/trace.json" \
   --json "$data/trace_run.json" > "$data/trace_run.md"
+# The same cell under cntk (all-reduces after backward), for the pair with ddp.
+"$collbench" --paper-tables --emulate --clock virtual --model-gradients resnet50 --strategy cntk \
+  --nodes 2 --ranks-per-node 2 -n 2 -w 1 --trace "$data/trace_cntk.json" \
+  --json "$data/trace_run_cntk.json" > "$data/trace_run_cntk.md"

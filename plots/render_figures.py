@@ -11,6 +11,7 @@ with a note):
   scaling.json        collbench --scaling --json ...            -> scaling.png
   trace.json          collbench ... --trace ...                 -> iteration_gantt.png
   trace_run.json      the same run's --json (names the cell in the Gantt chart's title)
+  trace_cntk.json, trace_run_cntk.json  the same cell under cntk  -> iteration_gantt_cntk_vs_ddp.png
 plots/make_data.sh writes those files with the commands that made the committed ones.
 
 Needs Debian's python3-matplotlib (scripts/install-deps.sh installs it); run with /usr/bin/python3.
@@ -174,12 +175,12 @@ def gantt_title(run):
     if run is None:
         return "One overlapped training iteration per rank"
     cell = run["cells"][0]["modelled"]
-    return (f"One overlapped {cell['model']} iteration per rank: {cell['strategy']} on "
+    return (f"One {cell['model']} iteration per rank: {cell['strategy']} on "
             f"{cell['nodes']} nodes x {cell['ranks_per_node']} GPUs, emulated "
             f"{run['cost_model']} ({run['clock']} clock; plots/make_data.sh)")
 
 
-def plot_gantt(trace, figure, title):
+def plot_gantt(trace, figure, title, axes=None):
     """Per-rank timeline of one iteration: each rank gets a row per lane (backward compute,
     all-reduce), bars from the Chrome trace's complete events."""
     events = [e for e in trace["traceEvents"] if e.get("ph") == "X"]
@@ -188,7 +189,7 @@ def plot_gantt(trace, figure, title):
         if e.get("ph") == "M" and e.get("name") == "thread_name":
             lanes[(e["pid"], e["tid"])] = e["args"]["name"]
     rows = sorted({(e["pid"], e["tid"]) for e in events})
-    axes = figure.add_subplot(1, 1, 1)
+    axes = axes or figure.add_subplot(1, 1, 1)
     colours = {"backward": "#7f7f7f", "compute": "#7f7f7f"}
     for index, key in enumerate(rows):
         lane = lanes.get(key, str(key[1]))
@@ -212,6 +213,17 @@ def plot_gantt(trace, figure, title):
                          Patch(color="#1f77b4", label="all-reduce (one bar per bucket)")],
                 fontsize="small", loc="upper left", ncol=2)
     figure.tight_layout()
+
+
+def plot_gantt_pair(traces, figure):
+    """The same cell's iteration under two strategies, one above the other on one time axis:
+    what overlapping the all-reduces with backward (ddp) changes against running them after it
+    (cntk)."""
+    top = None
+    for index, (trace, title) in enumerate(traces):
+        axes = figure.add_subplot(len(traces), 1, index + 1, sharex=top)
+        top = top or axes
+        plot_gantt(trace, figure, title, axes)
 
 
 def main():
@@ -253,6 +265,14 @@ def main():
     run = load(run_path) if os.path.exists(run_path) else None
     render("iteration_gantt.png", (14, 6), lambda d, f: plot_gantt(d, f, gantt_title(run)),
            "trace.json")
+    cntk_run_path = os.path.join(args.data, "trace_run_cntk.json")
+    cntk_run = load(cntk_run_path) if os.path.exists(cntk_run_path) else None
+    if os.path.exists(os.path.join(args.data, "trace.json")):
+        ddp = load(os.path.join(args.data, "trace.json"))
+        render("iteration_gantt_cntk_vs_ddp.png", (14, 10),
+               lambda d, f: plot_gantt_pair([(d, gantt_title(cntk_run)),
+                                             (ddp, gantt_title(run))], f),
+               "trace_cntk.json")
 
 
 if __name__ == "__main__":
