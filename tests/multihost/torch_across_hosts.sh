@@ -13,7 +13,10 @@
 # ens3/eth0/...), or 'linkdown': 2 hosts x 1 rank queue asynchronous all-reduces
 # (torch_link_fault.py, COLL_TIMEOUT=5) and host 2's link is pulled; each rank's wait() must
 # raise RuntimeError naming the other host within COLL_TIMEOUT + 3 s, and both torchruns must
-# exit non-zero. Default: 2x1 2x2:different linkdown. No COLL_* variable reaches the ranks (all are
+# exit non-zero; or 'restart': an elastic torchrun (c10d rendezvous, --max_restarts 1) on 2
+# hosts x 1 rank whose last rank dies at step 10 of the first attempt (as a lost host's would):
+# every worker starts again, forms its coll group afresh and must end DDP with gloo's parameters,
+# both torchruns exiting 0. Default: 2x1 2x2:different linkdown restart. No COLL_* variable reaches the ranks (all are
 # unset), nor a developer's tuning file (HOME is a fresh directory), so the backend must find
 # its interface by itself. Prints one line per case; exit 0: all passed, 77: skipped (not root,
 # ip/unshare/python3-torch/torchrun or the coll_torch module missing), 1: a case failed, 2: usage.
@@ -30,10 +33,10 @@ if [[ -z "$build" || "$build" == -* ]]; then
 fi
 shift
 cases=("$@")
-((${#cases[@]})) || cases=(2x1 2x2:different linkdown)
+((${#cases[@]})) || cases=(2x1 2x2:different linkdown restart)
 for c in "${cases[@]}"; do
-    [[ "$c" =~ ^([1-9])x([1-9])(:different)?$|^linkdown$ ]] ||
-        { echo "$me: bad case '$c' (HOSTSxRANKS[:different] or linkdown)" >&2; exit 2; }
+    [[ "$c" =~ ^([1-9])x([1-9])(:different)?$|^linkdown$|^restart$ ]] ||
+        { echo "$me: bad case '$c' (HOSTSxRANKS[:different], linkdown or restart)" >&2; exit 2; }
 done
 
 python=${PYTHON:-/usr/bin/python3}  # Debian's, with python3-torch
@@ -82,9 +85,11 @@ export HOME="$tmp/home"
 mkdir -p "$HOME"
 case_timeout=${TORCH_ACROSS_HOSTS_TIMEOUT:-240}  # seconds, one torchrun
 # One torchrun per host of run ID (NHOSTS hosts x NRANKS ranks) running SCRIPT ARGS..., with
-# ENV set, each writing $tmp/ID-I.log; leaves their process ids in `pids`.
+# ENV set, each writing $tmp/ID-I.log; leaves their process ids in `pids`. The rendezvous is
+# static (--master_addr) unless `elastic` is 1: c10d on host 1, one restart allowed.
+elastic=0
 start_torchruns() { # ID NHOSTS NRANKS [ENV=VALUE...] -- SCRIPT [ARGS...]
-    local id=$1 nhosts=$2 nranks=$3 master node
+    local id=$1 nhosts=$2 nranks=$3 master node rendezvous
     shift 3
     local environment=()
     while [[ $1 != -- ]]; do environment+=("$1"); shift; done
@@ -92,13 +97,44 @@ start_torchruns() { # ID NHOSTS NRANKS [ENV=VALUE...] -- SCRIPT [ARGS...]
     master=$(awk 'NR == 1 {print $2}' "$(hosts_state_dir "$id")/addresses")
     pids=()
     for ((node = 1; node <= nhosts; node++)); do
+        if ((elastic)); then
+            rendezvous=(--rdzv_backend c10d --rdzv_endpoint "$master:29400" --rdzv_id "$id"
+                --max_restarts 1)
+        else
+            rendezvous=(--node_rank $((node - 1)) --master_addr "$master" --master_port 29500)
+        fi
         hosts_exec "$id" "$node" env "${environment[@]}" timeout -k 10 "$case_timeout" \
-            "$torchrun" --nnodes "$nhosts" --node_rank $((node - 1)) \
-            --master_addr "$master" --master_port 29500 --nproc_per_node "$nranks" \
+            "$torchrun" --nnodes "$nhosts" "${rendezvous[@]}" --nproc_per_node "$nranks" \
             --redirects 1 --tee 1 --log_dir "$tmp/torchelastic-$id-$node" \
             "$@" >"$tmp/$id-$node.log" 2>&1 &
         pids+=($!)
     done
+}
+
+# The 'restart' case (see the header): prints one line, returns 1 on failure.
+restart_case() { # ID
+    local id=$1 node rcs=() result
+    hosts_up "$id" 2 || { echo "$me: case restart: FAIL: hosts.sh up"; return 1; }
+    elastic=1
+    start_torchruns "$id" 2 1 -- "$here/torch_ddp_step.py" --module-dir "$module_dir" \
+        --steps 30 --fail-once-at-step 10
+    elastic=0
+    for pid in "${pids[@]}"; do
+        if wait "$pid"; then rcs+=(0); else rcs+=($?); fi
+    done
+    result=$(cat "$tmp/$id-1.log" "$tmp/$id-2.log" | grep -h -o 'RESULT {.*}' | head -n 1 |
+        cut -c8- || true)
+    if [[ "${rcs[*]}" == "0 0" && "$result" == *'"attempt": 1'* ]] &&
+        grep -q "dying at step 10 of attempt 0" "$tmp/$id-1.log" "$tmp/$id-2.log"; then
+        echo "$me: case restart: PASS: the last rank died at step 10, torchrun restarted every" \
+            "worker, the new coll group trained to gloo's parameters: $result"
+        return 0
+    fi
+    echo "$me: case restart: FAIL (torchrun exit codes ${rcs[*]}; result: ${result:-none})"
+    for node in 1 2; do
+        grep -v -e '^\*\*\*\*' -e 'OMP_NUM_THREADS' "$tmp/$id-$node.log" | tail -n 12 | sed 's/^/    /'
+    done
+    return 1
 }
 
 # The 'linkdown' case (see the header): prints one line, returns 1 on failure.
@@ -143,8 +179,9 @@ link_down_case() { # ID
 failed=0
 for ((k = 0; k < ${#cases[@]}; k++)); do
     c=${cases[k]} id=${ids[k]}
-    if [[ "$c" == linkdown ]]; then
-        link_down_case "$id" || failed=1
+    if [[ "$c" == linkdown || "$c" == restart ]]; then
+        if [[ "$c" == linkdown ]]; then link_down_case "$id" || failed=1; fi
+        if [[ "$c" == restart ]]; then restart_case "$id" || failed=1; fi
         hosts_down "$id"
         continue
     fi

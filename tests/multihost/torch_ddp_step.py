@@ -15,6 +15,10 @@ configured, so the backend must pick its interface and address by itself.
 Rank 0 prints "RESULT {json}" with the hosts, the step times (median of each rank's steps after
 the first quarter; the slowest rank) and the largest parameter difference. Any failure exits
 non-zero with a line starting "FAIL".
+
+--fail-once-at-step K: in torchrun's first attempt (TORCHELASTIC_RESTART_COUNT 0) the last rank
+dies at step K, as a lost host's would; an elastic torchrun (--max_restarts) starts every worker
+again, and the new attempt must form its communicator afresh and train to the same parameters.
 """
 import argparse
 import datetime
@@ -88,6 +92,8 @@ def main():
     parser.add_argument("--module-dir", required=True, help="directory of coll_torch*.so")
     parser.add_argument("--steps", type=int, default=50)
     parser.add_argument("--timeout", type=int, default=120, help="rendezvous timeout, seconds")
+    parser.add_argument("--fail-once-at-step", type=int, default=-1,
+                        help="the last rank dies at this step of torchrun's first attempt")
     args = parser.parse_args()
 
     import torch
@@ -120,7 +126,11 @@ def main():
         runs = {name: train(torch, DDP, group, args.steps, rank)
                 for name, group in (("coll", coll), ("gloo", gloo))}
         times = {name: [] for name in runs}
-        for _ in range(args.steps):  # interleaved, so both see the same machine load
+        attempt = int(os.environ.get("TORCHELASTIC_RESTART_COUNT", "0"))
+        for index in range(args.steps):  # interleaved, so both see the same machine load
+            if index == args.fail_once_at_step and attempt == 0 and rank == size - 1:
+                print(f"rank {rank} ({host}): dying at step {index} of attempt 0", flush=True)
+                os._exit(1)
             for name, (_, ddp, optimizer, generator) in runs.items():
                 times[name].append(step(torch, ddp, optimizer, generator))
     except Exception as error:  # noqa: BLE001  one clear line, then out
@@ -144,6 +154,7 @@ def main():
     if rank == 0:
         result = {
             "world_size": size, "hosts": hosts, "all_reduce_checks": checked,
+            "attempt": int(os.environ.get("TORCHELASTIC_RESTART_COUNT", "0")),
             "steps": args.steps,
             "max_abs_diff_coll_vs_gloo": everyone[:, 0].max().item(),
             "coll_ranks_differing_from_rank0": [r for r in range(size) if everyone[r, 1] > 0],
