@@ -9,8 +9,8 @@ pre-touched buffers, and Open MPI with glibc's malloc tuned as bench/peers/compa
 Each round runs every contender once per case, so load drifts over all alike; tables hold the
 medians of the rounds (out-of-place times), the JSON every round's time.
 
-Contenders: collbench with no COLL_* variable (its default algorithm, or --algo ring and
-hierarchical where the case asks); Open MPI ob1 (btl tcp between hosts, vader inside one) and
+Contenders: collbench with no COLL_* variable (its default algorithm; with 2 ranks per host also
+ring and hierarchical); Open MPI ob1 (btl tcp between hosts, vader inside one) and
 UCX (pml ucx over tcp), each with the kernel's socket buffers as libcoll's sockets have them
 across hosts, and where ranks outnumber this machine's cores mpi_yield_when_idle (libcoll's
 waiter yields there too); "mpi best" is the faster of the two per size. Ratio = Open MPI best / collbench:
@@ -18,6 +18,7 @@ waiter yields there too); "mpi best" is the faster of the two per size. Ratio = 
 COLL_SOCKET_SNDBUF, to choose the send buffer for the link from measurement.
 
 usage: compare_hosts.py BUILD_DIR OUT_DIR [--rounds 3] [--hosts 2,4] [--rate RATE]
+                        [--parts small,large,sndbuf]
 """
 import argparse
 import json
@@ -71,7 +72,7 @@ class Case:
         return f"{self.hosts} x {self.per_host}"
 
 
-def run_round(case, run_id, build, scratch, iterations):
+def run_round(case, run_id, build, scratch, iterations, parts):
     collbench = os.path.join(build, "bench", "collbench")
     peer = os.path.join(build, "bench", "peers", "mpi_allreduce")
     results = {}
@@ -82,6 +83,8 @@ def run_round(case, run_id, build, scratch, iterations):
            "any"] + fair
     ucx_env = [("UCX_TLS", "tcp,sm,self"), ("UCX_NET_DEVICES", "eth0")]
     for sizes, label in ((SMALL, "small"), (LARGE, "large")):
+        if label not in parts:
+            continue
         counts = ["-n", str(iterations[label]), "-w", "100" if label == "small" else "2"]
         if case.per_host == 1:
             path = os.path.join(scratch, f"collbench-{label}.json")
@@ -90,7 +93,8 @@ def run_round(case, run_id, build, scratch, iterations):
         else:
             path = os.path.join(scratch, f"collbench-{label}.json")
             mpirun(run_id, case.ranks, collbench,
-                   sizes + counts + ["--algo", "ring,hierarchical", "--rounds", "1", "--json", path])
+                   sizes + counts + ["--algo", "auto,ring,hierarchical", "--rounds", "1", "--json",
+                                     path])
             for key, value in times(path, lambda row: row["algorithm"]).items():
                 results.setdefault(f"collbench {key[0]}", {})[(None, key[1])] = value
         for peer_name, mca, environment in (("mpi ob1", ob1, []), ("mpi ucx", ucx, ucx_env)):
@@ -168,6 +172,8 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--hosts", default="2,4")
     parser.add_argument("--rate", help="tbf rate per host link, e.g. 2gbit (default: none)")
+    parser.add_argument("--parts", default="small,large,sndbuf",
+                        help="what to time: small and large sizes, the send buffer's table")
     args = parser.parse_args()
     if os.geteuid() != 0:
         sys.exit("compare_hosts: needs root (network namespaces)")
@@ -176,6 +182,7 @@ def main():
     scratch = os.path.join(os.path.abspath(args.out), "scratch")
     os.makedirs(scratch, exist_ok=True)
     cases, send_buffers = [], {}
+    parts = args.parts.split(",")
     # Small sizes take microseconds: many calls, and a warm-up long enough for TCP's first
     # round trips (slow start, delayed acknowledgements) to be over for every contender.
     iterations = {"small": 1000, "large": 5}
@@ -185,11 +192,13 @@ def main():
         hosts("up", run_id, str(count), *extra)
         try:
             flat, stacked = Case(count, 1), Case(count, 2)
-            send_buffers[count] = []
+            if "sndbuf" in parts:
+                send_buffers[count] = []
             for _ in range(args.rounds):
-                run_round(flat, run_id, build, scratch, iterations)
-                run_round(stacked, run_id, build, scratch, iterations)
-                send_buffers[count].append(send_buffer_round(run_id, count, build, scratch))
+                run_round(flat, run_id, build, scratch, iterations, parts)
+                run_round(stacked, run_id, build, scratch, iterations, parts)
+                if "sndbuf" in parts:
+                    send_buffers[count].append(send_buffer_round(run_id, count, build, scratch))
             cases += [flat, stacked]
         finally:
             hosts("down", run_id)

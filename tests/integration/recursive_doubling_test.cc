@@ -1,4 +1,4 @@
-// Recursive doubling carries the argument check in its pairs' exchanges instead of a round
+// Recursive doubling carries the argument check in its pairs' first messages instead of a round
 // around the ring (algorithms/recursive_doubling.cc): ranks that disagree, on the arguments or
 // on the collective itself, still fail with one message naming both calls, not a timeout.
 #include <gtest/gtest.h>
@@ -23,8 +23,11 @@ TEST(RecursiveDoubling, OtherCountsAreNamedByThePairThatMeets) {
     const auto result =
         run_command("COLL_ALGO=recursive_doubling " + launch(ranks, "mismatch"), 60);
     EXPECT_NE(result.exit_code, 0) << result.output;
-    EXPECT_TRUE(says(result, "of 101 x float32 sum (recursive_doubling)")) << result.output;
-    EXPECT_TRUE(says(result, "of 100 x float32 sum (recursive_doubling)")) << result.output;
+    // Told apart by the descriptors, not by the sizes of their messages.
+    EXPECT_TRUE(says(result, "called allreduce #1 of 101 x float32 sum (recursive_doubling)"))
+        << result.output;
+    EXPECT_TRUE(says(result, "called allreduce #1 of 100 x float32 sum (recursive_doubling)"))
+        << result.output;
     EXPECT_FALSE(says(result, "COLL_TIMEOUT")) << result.output;
   }
 }

@@ -4,11 +4,13 @@
 // halving-doubling takes 2 log2 p and the ring 2(n-1)); each rank sends log2(p) whole vectors,
 // so large ones belong to the ring. Open MPI's tuned all-reduce uses it for short messages too.
 // Ranks past the power of two fold in as in halving-doubling (halving_doubling_schedule.hpp).
-// It carries the argument check without a round or a peer of its own: each pair swaps call
-// descriptors before its first sum, and agreement along every edge of the hypercube (and the
-// fold) is agreement of all. A rank that runs another algorithm sends its check to the next rank
-// instead of joining: a wait that is slow looks for that message (CallCheck::poll_message).
-#include <array>
+// It carries the argument check without a round or a message of its own: each step's first
+// message is the sender's call descriptor followed by its first piece, compared before the first
+// sum, and agreement along every edge of the hypercube (and the fold) is agreement of all. A rank
+// that runs another algorithm sends its check to the next rank instead of joining: a wait that
+// is slow looks for that message (CallCheck::poll_message).
+#include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "algorithms/doubling_cost.hpp"
@@ -16,7 +18,8 @@
 #include "algorithms/pipeline.hpp"
 #include "algorithms/registry.hpp"
 #include "reduce/reducer.hpp"
-#include "transport/node_slots.hpp"
+#include "transport/job_failure.hpp"
+#include "transport/waiter.hpp"
 
 namespace coll {
 namespace {
@@ -30,9 +33,9 @@ class RecursiveDoubling {
         recv_(static_cast<std::byte*>(args.recv)),
         me_(context.group.me),
         pairs_(context.group.size()),
-        // Message index = step * segments + segment: the fold, log2(p) steps, the result back;
-        // then one descriptor per step (one more step's worth of room).
-        cut_(Segmentation::of(context, elem_, args.count, std::size_t(pairs_.steps()) + 3)) {}
+        // Message index = step * segments + segment: the fold, log2(p) steps, the result back.
+        cut_(Segmentation::of(context, elem_, args.count, std::size_t(pairs_.steps()) + 2)),
+        carried_(check_ != nullptr ? check_->descriptor().size() : 0) {}
 
   void run() {
     const auto* source = static_cast<const std::byte*>(args_.send);
@@ -41,10 +44,10 @@ class RecursiveDoubling {
     if (pairs_.folds(me_)) {
       const int partner = pairs_.fold_partner(me_);
       if (pairs_.sits_out(me_)) {  // hand over the whole vector, wait for the result
-        send_descriptor(0, partner);
-        send_all(0, partner, source);
+        auto box = context_.pool.acquire(first_message_bytes());
+        auto sends = send_all(0, partner, source, box.data());
+        context_.transport.wait_all(sends);
         receive_all(last_step, partner);
-        context_.transport.wait_all(descriptor_sends_);
         return;
       }
       combine(0, partner, nullptr, source);
@@ -58,8 +61,10 @@ class RecursiveDoubling {
     if (args_.op == ReduceOp::Avg) {
       finish_average(args_.type, recv_, args_.count, context_.group.size());
     }
-    if (pairs_.folds(me_)) send_all(last_step, pairs_.fold_partner(me_), recv_);
-    context_.transport.wait_all(descriptor_sends_);
+    if (pairs_.folds(me_)) {
+      auto sends = send_all(last_step, pairs_.fold_partner(me_), recv_, nullptr);
+      context_.transport.wait_all(sends);
+    }
   }
 
  private:
@@ -68,41 +73,29 @@ class RecursiveDoubling {
         context_.group.global(from),
         static_cast<std::uint32_t>(std::size_t(step) * cut_.segments() + segment));
   }
-  Tag descriptor_tag(int from, int step) const {
-    return tag(from, pairs_.steps() + 2, static_cast<std::size_t>(step));
+
+  // A step's first message: with the check on, this rank's descriptor and then the first piece
+  // (one message, as a lone step of a small vector is), compared by the peer before it adds.
+  std::size_t first_message_bytes() const {
+    return carried_ + cut_.piece(args_.count, 0).length * elem_;
+  }
+  // Room for a peer's first message: with the check on, as much as a check message may carry,
+  // so that a peer called with another count is told apart by its descriptor, not its size.
+  std::size_t inbox_bytes() const {
+    return carried_ == 0 ? first_message_bytes()
+                         : std::max(first_message_bytes(), carried_ + CallCheck::kMaxCarriedBytes);
   }
 
-  // With the check on, sent ahead of the step's data, so it arrives (and is compared) first.
-  void send_descriptor(int step, int peer) {
-    if (check_ == nullptr) return;
-    const std::span<const std::byte> mine = check_->descriptor();
-    descriptor_sends_.push_back(context_.transport.send(
-        context_.group.global(peer), descriptor_tag(me_, step), mine.data(), mine.size()));
-  }
-
-  // Waits for `data` from `peer`; with the check on, its descriptor first (compared with this
-  // rank's as it arrives), and a slow wait also looks for a check message from the previous rank.
+  // Waits for a step's first message from `peer`; with the check on, a slow wait also looks for
+  // a check message from the previous rank (one running another collective sends that instead).
   class Arrival final : public WaitCondition {
    public:
-    Arrival(RecursiveDoubling& algorithm, int step, int peer, Transport::Request& data)
-        : algorithm_(algorithm), peer_(peer), data_(data) {
-      CallCheck& check = *algorithm.check_;
-      descriptor_ = algorithm.context_.transport.recv(algorithm.context_.group.global(peer),
-                                                      algorithm.descriptor_tag(peer, step),
-                                                      theirs_.data(), check.descriptor().size());
-    }
+    Arrival(RecursiveDoubling& algorithm, int peer, Transport::Request& first)
+        : algorithm_(algorithm), peer_(peer), first_(first) {}
     std::size_t missing() override {
       Transport& transport = algorithm_.context_.transport;
       transport.progress();
-      if (!compared_) {
-        if (!transport.test(descriptor_)) return 2;
-        compared_ = true;
-        const CallCheck& check = *algorithm_.check_;
-        algorithm_.check_->compare(
-            algorithm_.context_.group.global(peer_), {theirs_.data(), check.descriptor().size()},
-            algorithm_.context_.group.global(algorithm_.me_), check.descriptor());
-      }
-      return transport.test(data_) ? 0 : 1;
+      return transport.test(first_) ? 0 : 1;
     }
     int peer() const override { return algorithm_.context_.group.global(peer_); }
     void check_slow() override { algorithm_.check_->poll_message(); }
@@ -110,17 +103,28 @@ class RecursiveDoubling {
    private:
     RecursiveDoubling& algorithm_;
     const int peer_;
-    Transport::Request& data_;
-    Transport::Request descriptor_;
-    std::array<std::byte, NodeSlots::kDescriptorBytes> theirs_{};
-    bool compared_ = false;
+    Transport::Request& first_;
   };
 
-  // The first receive of a step from `peer`: with the check on, as an Arrival.
-  void await_first(int step, int peer, Transport::Request& data) {
-    if (check_ == nullptr) return context_.transport.wait(data);
-    Arrival arrival(*this, step, peer, data);
+  // The first message of a step from `peer`, in `box`: with the check on, its descriptor
+  // compared with this rank's, then its length; returns where its piece starts.
+  const std::byte* await_first(int peer, Transport::Request& first, const std::byte* box) {
+    if (check_ == nullptr) {
+      context_.transport.wait(first);
+      return box;
+    }
+    Arrival arrival(*this, peer, first);
     context_.transport.wait_for(arrival);
+    const int peer_global = context_.group.global(peer);
+    const int me_global = context_.group.global(me_);
+    if (first.bytes >= carried_) {
+      check_->compare(peer_global, {box, carried_}, me_global, check_->descriptor());
+    }
+    if (first.bytes != first_message_bytes()) {
+      fail_everywhere(context_.transport,
+                      size_mismatch_reason(peer_global, me_global, first_message_bytes()));
+    }
+    return box + carried_;
   }
 
   // Sends `give` (null: nothing) to `peer`, receives its vector and writes mine + its (the lower
@@ -130,48 +134,59 @@ class RecursiveDoubling {
     Transport& transport = context_.transport;
     const int peer_global = context_.group.global(peer);
     const std::size_t segments = cut_.segments_of(args_.count);
-    std::vector<Transport::Request> sends;
-    if (give != nullptr) {
-      send_descriptor(step, peer);
-      for (std::size_t s = 0; s < segments; ++s) {
-        const Piece piece = cut_.piece(args_.count, s);
-        sends.push_back(transport.send(peer_global, tag(me_, step, s), give + piece.offset * elem_,
-                                       piece.length * elem_));
-      }
-    }
     const std::size_t window = window_of(context_.tuning);
     const std::size_t slot_bytes = cut_.elems() * elem_;
-    auto staging = context_.pool.acquire(window * slot_bytes);
+    // The first piece travels in a box of its own, behind the descriptor: one for each way.
+    auto staging =
+        context_.pool.acquire(window * slot_bytes + inbox_bytes() + first_message_bytes());
+    std::byte* inbox = staging.data() + window * slot_bytes;
+    std::byte* outbox = inbox + inbox_bytes();
+    std::vector<Transport::Request> sends;
+    if (give != nullptr) sends = send_all(step, peer, give, outbox);
     std::vector<Transport::Request> receives(segments);
     auto slot = [&](std::size_t s) { return staging.data() + (s % window) * slot_bytes; };
     auto post = [&](std::size_t s) {
-      receives[s] = transport.recv(peer_global, tag(peer, step, s), slot(s),
-                                   cut_.piece(args_.count, s).length * elem_);
+      const std::size_t bytes = cut_.piece(args_.count, s).length * elem_;
+      if (s > 0) {
+        receives[s] = transport.recv(peer_global, tag(peer, step, s), slot(s), bytes);
+      } else if (carried_ > 0) {
+        receives[s] = transport.recv_up_to(peer_global, tag(peer, step, 0), inbox, inbox_bytes());
+      } else {
+        receives[s] = transport.recv(peer_global, tag(peer, step, 0), inbox, bytes);
+      }
     };
     auto finish = [&](std::size_t s) {
-      if (s == 0) {
-        await_first(step, peer, receives[s]);
-      } else {
-        transport.wait(receives[s]);
-      }
+      const std::byte* theirs = s == 0 ? await_first(peer, receives[0], inbox) : slot(s);
+      if (s > 0) transport.wait(receives[s]);
       if (!sends.empty()) transport.wait(sends[s]);
       const Piece piece = cut_.piece(args_.count, s);
       const std::size_t offset = piece.offset * elem_;
-      const std::byte* first = peer < me_ ? slot(s) : mine + offset;
-      const std::byte* second = peer < me_ ? mine + offset : slot(s);
+      const std::byte* first = peer < me_ ? theirs : mine + offset;
+      const std::byte* second = peer < me_ ? mine + offset : theirs;
       reduce(args_.type, args_.op, recv_ + offset, first, second, piece.length);
     };
     run_windowed(segments, window, post, finish);
   }
 
-  void send_all(int step, int peer, const std::byte* data) {
+  // Posts the sends of `data` to `peer`, segment by segment; with the check on and an `outbox`
+  // (first_message_bytes()), the first one carries this rank's descriptor.
+  std::vector<Transport::Request> send_all(int step, int peer, const std::byte* data,
+                                           std::byte* outbox) {
     std::vector<Transport::Request> sends;
+    const int peer_global = context_.group.global(peer);
     for (std::size_t s = 0; s < cut_.segments_of(args_.count); ++s) {
       const Piece piece = cut_.piece(args_.count, s);
-      sends.push_back(context_.transport.send(context_.group.global(peer), tag(me_, step, s),
-                                              data + piece.offset * elem_, piece.length * elem_));
+      const std::byte* from = data + piece.offset * elem_;
+      std::size_t bytes = piece.length * elem_;
+      if (s == 0 && outbox != nullptr && carried_ > 0) {
+        std::memcpy(outbox, check_->descriptor().data(), carried_);
+        std::memcpy(outbox + carried_, from, bytes);
+        from = outbox;
+        bytes += carried_;
+      }
+      sends.push_back(context_.transport.send(peer_global, tag(me_, step, s), from, bytes));
     }
-    context_.transport.wait_all(sends);
+    return sends;
   }
 
   void receive_all(int step, int peer) {
@@ -193,7 +208,7 @@ class RecursiveDoubling {
   const HalvingDoublingSchedule pairs_;
   const Segmentation cut_;
   CallCheck* const check_ = context_.call_check;
-  std::vector<Transport::Request> descriptor_sends_;
+  const std::size_t carried_;  // descriptor bytes ahead of a step's first piece (0: check off)
 };
 
 void recursive_doubling_allreduce(const CollectiveContext& context, const AllreduceArgs& args) {
@@ -216,7 +231,7 @@ const AlgorithmRegistration kRecursiveDoubling(
      .run = recursive_doubling_allreduce,
      .summary = "pairs at doubling distance swap and add their whole vectors; log2(n) steps, "
                 "for small messages",
-     .order = 22,
+     .order = 27,  // after direct: at 2 ranks both are one exchange, and direct's needs no copy
      .cost = recursive_doubling_cost,
      .carries_call_check = true,
      .compares_calls = true});
