@@ -205,10 +205,16 @@ std::string tables_header(const Options& options, const std::string& what) {
   const auto params = table_params(options);
   std::ostringstream out;
   out << "# " << what << "\n"
-      << "# cost model: " << params.source << "\n"
+      << "# cost model: " << params.source
+      << (table_preset(options) == kDefaultPreset
+              ? " (the paper group's all-reduce fits from their later MG-WFBP code, assumed to "
+                "describe a cluster of the testbed's class; docs/cost_presets.md)"
+              : "")
+      << "\n"
       << "# compute: "
-      << (options.compute_profile == "p40" ? "Tesla P40 from FLOPs (docs/compute_profile.md)"
-                                           : options.compute_profile)
+      << (options.compute_profile == "p40"
+              ? "Tesla P40 from FLOPs at an assumed 50 % of peak (docs/compute_profile.md)"
+              : options.compute_profile)
       << (options.compute_scale != 1 ? ", scaled x" + std::to_string(options.compute_scale) : "")
       << "; batch " << (options.batch_per_node ? "per node (split over its GPUs)" : "per GPU")
       << ": alexnet " << coll::schedule::p40_batch_size("alexnet") << ", googlenet "

@@ -74,7 +74,10 @@ const Strategy& find_strategy(const std::string& name) {
 }
 
 std::string strategy_list() {
-  std::string out = "# strategies (sources: docs/strategies.md)\n";
+  std::string out =
+      "# strategies: how each framework aggregated gradients, as modelled here (assumed from "
+      "the frameworks' code and docs, not measured on the paper's testbed; sources per choice: "
+      "docs/strategies.md)\n";
   for (const auto& s : strategies()) {
     const std::string algorithm = s.inter.empty() ? s.algorithm : s.algorithm + " + " + s.inter;
     out += s.name + "\n    " + s.summary + "\n    algorithm " + algorithm +
