@@ -78,9 +78,9 @@
 
 #include "algorithms/registry.hpp"
 #include "bootstrap/store_server.hpp"
-#include "coll/buffer_pool.hpp"
 #include "coll/comm.hpp"
 #include "collectives/collectives.hpp"
+#include "inproc_rank.hpp"
 #include "transport/inproc_transport.hpp"
 
 namespace {
@@ -558,20 +558,7 @@ std::string placement(int ranks, bool one_node) {
          (nodes.back() == 0 ? " node" : " nodes");
 }
 
-struct RankEnv {
-  coll::Transport& transport;
-  coll::BufferPool& pool;
-  const coll::Group& group;
-  const std::vector<int>& node_of_rank;
-  const coll::NodeResources& node;
-  std::uint64_t sequence = 0;
-
-  // `tuning` must outlive the collective.
-  coll::CollectiveContext context(const coll::Tuning& tuning) {
-    return {transport, pool,    group,   node_of_rank, coll::TagSpace(++sequence, 0),
-            tuning,    nullptr, nullptr, &node};
-  }
-};
+using RankEnv = coll::testing::InprocRank;
 
 template <class Env>
 struct StepsOf {
@@ -646,16 +633,7 @@ std::vector<std::string> run_on_rank_threads(int ranks, bool one_node, const Ste
   const std::vector<int> node_of_rank = node_map(ranks, one_node);
   return step_together<RankEnv>(
       ranks, steps, [&](int rank, const std::function<void(RankEnv&)>& body) {
-        coll::TransportOptions options;
-        options.timeout_s = 20;  // a deadlock fails the test instead of hanging it
-        options.ranks_on_this_host = ranks;
-        const auto transport = world->make_transport(rank, options);
-        const coll::NodeResources node = world->node_resources(rank);
-        coll::BufferPool pool;
-        coll::Group group;
-        for (int r = 0; r < ranks; ++r) group.ranks.push_back(r);
-        group.me = rank;
-        RankEnv env{*transport, pool, group, node_of_rank, node};
+        RankEnv env(*world, rank, 20, node_of_rank);  // 20 s: a deadlock fails the test
         body(env);
       });
 }

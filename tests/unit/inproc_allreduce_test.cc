@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "algorithms/registry.hpp"
-#include "coll/buffer_pool.hpp"
 #include "exact_data.hpp"
+#include "inproc_rank.hpp"
 #include "transport/inproc_transport.hpp"
 
 namespace {
@@ -79,16 +79,7 @@ std::string describe(const Case& c) {
 void run_rank(const coll::AlgorithmInfo& info, const std::shared_ptr<coll::InprocWorld>& world,
               const std::vector<int>& node_of_rank, int rank, std::vector<std::string>& failures) {
   const int ranks = world->size();
-  coll::TransportOptions options;
-  options.timeout_s = 30;  // a deadlock fails the test instead of hanging it
-  options.ranks_on_this_host = ranks;
-  const auto transport = world->make_transport(rank, options);
-  const coll::NodeResources node = world->node_resources(rank);
-  coll::BufferPool pool;
-  coll::Group group;
-  for (int r = 0; r < ranks; ++r) group.ranks.push_back(r);
-  group.me = rank;
-  std::uint64_t sequence = 0;
+  coll::testing::InprocRank me(*world, rank, 30, node_of_rank);  // 30 s: a deadlock fails
   for (const Case& c : cases(ranks)) {
     const std::size_t bytes = c.count * coll::dtype_size(c.type);
     std::vector<std::byte> send(bytes), recv(bytes);
@@ -97,9 +88,7 @@ void run_rank(const coll::AlgorithmInfo& info, const std::shared_ptr<coll::Inpro
     coll::Tuning tuning;
     tuning.segment_bytes = c.segment_bytes;
     tuning.net_segment_bytes = c.segment_bytes;
-    const coll::CollectiveContext context{
-        *transport, pool,    group,   node_of_rank, coll::TagSpace(++sequence, 0),
-        tuning,     nullptr, nullptr, &node};
+    const coll::CollectiveContext context = me.context(tuning);
     try {
       info.run(context, {send.data(), out, c.count, c.type, c.op});
     } catch (const std::exception& error) {

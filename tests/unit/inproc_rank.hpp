@@ -1,0 +1,47 @@
+// One rank of an in-process world, holding what a communicator hands an algorithm: its transport
+// (a deadlock fails within `timeout_s` instead of hanging the test), the node's resources, a
+// buffer pool and the whole world as one group; context() gives each collective its own tags.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "algorithms/collective.hpp"
+#include "coll/buffer_pool.hpp"
+#include "transport/inproc_transport.hpp"
+
+namespace coll::testing {
+
+struct InprocRank {
+  InprocRank(InprocWorld& world, int rank, double timeout_s, const std::vector<int>& nodes)
+      : transport(world.make_transport(rank, options_for(world, timeout_s))),
+        node(world.node_resources(rank)),
+        node_of_rank(nodes) {
+    for (int r = 0; r < world.size(); ++r) group.ranks.push_back(r);
+    group.me = rank;
+  }
+
+  // The next collective's context; `tuning` must outlive it.
+  CollectiveContext context(const Tuning& tuning) {
+    return {*transport, pool,    group,   node_of_rank, TagSpace(++sequence, 0),
+            tuning,     nullptr, nullptr, &node};
+  }
+
+  std::unique_ptr<Transport> transport;
+  NodeResources node;
+  BufferPool pool;
+  Group group;
+  const std::vector<int>& node_of_rank;
+  std::uint64_t sequence = 0;
+
+ private:
+  static TransportOptions options_for(const InprocWorld& world, double timeout_s) {
+    TransportOptions options;
+    options.timeout_s = timeout_s;
+    options.ranks_on_this_host = world.size();
+    return options;
+  }
+};
+
+}  // namespace coll::testing
