@@ -9,8 +9,6 @@ namespace {
 constexpr char kReadmeSource[] =
     "the Caffe-MPI 2.0 README, as the project's reference (shared/reference/paper.md) reports it; "
     "the README itself was not read";
-// "Scaled well": an assumption of this tool, not the paper's (its threshold is not known).
-constexpr double kScalesWell = 0.9;
 constexpr int kAcross = 16;  // 4 servers x 4 GPUs
 
 struct Finding {
@@ -20,12 +18,11 @@ struct Finding {
   std::string why;
 };
 
-const TableCell* cell_at(const std::vector<TableCell>& cells, const std::string& model,
-                         const std::string& strategy, int gpus) {
-  for (const auto& cell : cells) {
-    if (cell.model == model && cell.strategy == strategy && cell.gpus() == gpus) return &cell;
-  }
-  return nullptr;
+// "reproduced" where every model shows what the finding claims, "contradicted" where none does.
+std::string verdict(int agreeing, int models) {
+  return agreeing == models ? "reproduced"
+         : agreeing == 0    ? "contradicted"
+                            : "depends on the model";
 }
 
 std::vector<std::string> models_of(const std::vector<TableCell>& cells) {
@@ -53,9 +50,9 @@ Finding overlap_finding(const std::vector<TableCell>& cells) {
             "", ""};
   int models = 0, worse = 0;
   for (const auto& model : models_of(cells)) {
-    const TableCell* cntk = cell_at(cells, model, "cntk", kAcross);
-    const TableCell* mxnet = cell_at(cells, model, "mxnet", kAcross);
-    const TableCell* tensorflow = cell_at(cells, model, "tensorflow", kAcross);
+    const TableCell* cntk = find_cell(cells, model, "cntk", kAcross);
+    const TableCell* mxnet = find_cell(cells, model, "mxnet", kAcross);
+    const TableCell* tensorflow = find_cell(cells, model, "tensorflow", kAcross);
     if (!cntk || !mxnet || !tensorflow) continue;
     ++models;
     worse += cntk->efficiency < std::min(mxnet->efficiency, tensorflow->efficiency);
@@ -64,7 +61,7 @@ Finding overlap_finding(const std::vector<TableCell>& cells) {
              percent(tensorflow->efficiency);
   }
   if (models == 0) return {};
-  f.verdict = worse == models ? "reproduced" : worse == 0 ? "contradicted" : "depends on the model";
+  f.verdict = verdict(worse, models);
   f.why = "efficiency at " + std::to_string(kAcross) + " GPUs: " + f.why;
   return f;
 }
@@ -81,7 +78,7 @@ Finding across_servers_finding(const std::vector<TableCell>& cells,
   for (const auto& model : models_of(cells)) {
     const TableCell* top = nullptr;
     for (const char* name : {"cntk", "mxnet", "tensorflow", "caffe-mpi"}) {
-      const TableCell* cell = cell_at(cells, model, name, kAcross);
+      const TableCell* cell = find_cell(cells, model, name, kAcross);
       if (cell && (!top || cell->efficiency > top->efficiency)) top = cell;
     }
     if (!top) continue;
@@ -91,9 +88,7 @@ Finding across_servers_finding(const std::vector<TableCell>& cells,
         (f.why.empty() ? "" : "; ") + model + " " + top->strategy + " " + percent(top->efficiency);
   }
   if (models == 0) return {};
-  f.verdict = scaled == 0        ? "reproduced"
-              : scaled == models ? "contradicted"
-                                 : "depends on the model";
+  f.verdict = verdict(models - scaled, models);  // the finding: none scaled well
   const double pcie_gbs = 1e-9 / params.intra.beta_s_per_byte;
   const double network_gbs = 1e-9 / params.inter.beta_s_per_byte;
   f.why = "the best paper-era strategy at " + std::to_string(kAcross) +
@@ -137,7 +132,7 @@ std::string findings_markdown(const std::vector<TableCell>& cells,
                               const coll::model::CostParams& params, bool batch_per_node) {
   std::string out;
   for (const auto& point : caffe_mpi_readme_speedups()) {
-    const TableCell* modelled = cell_at(cells, point.model, "caffe-mpi", point.gpus);
+    const TableCell* modelled = find_cell(cells, point.model, "caffe-mpi", point.gpus);
     if (!modelled) continue;
     if (out.empty()) {
       out = "\nMeasured beside modelled: Caffe-MPI 2.0's speedups on 4 nodes x 4 P40 (" +
@@ -164,7 +159,7 @@ nlohmann::ordered_json findings_json(const std::vector<TableCell>& cells,
                                      const coll::model::CostParams& params, bool batch_per_node) {
   nlohmann::ordered_json references = nlohmann::ordered_json::array();
   for (const auto& point : caffe_mpi_readme_speedups()) {
-    const TableCell* modelled = cell_at(cells, point.model, "caffe-mpi", point.gpus);
+    const TableCell* modelled = find_cell(cells, point.model, "caffe-mpi", point.gpus);
     references.push_back(
         {{"model", point.model},
          {"gpus", point.gpus},

@@ -11,7 +11,6 @@ namespace {
 
 // The tables' compute runs at this share of the P40's peak (docs/compute_profile.md).
 constexpr double kAssumedPeakShare = 0.5;
-constexpr double kScalesWell = 0.9;  // as paper_findings.cc: an assumption of this tool
 
 struct Condition {
   std::string name;

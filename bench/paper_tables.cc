@@ -138,14 +138,6 @@ bool has_model(const std::vector<TableCell>& cells, const std::string& model) {
                      [&](const TableCell& cell) { return cell.model == model; });
 }
 
-const TableCell* find_cell(const std::vector<TableCell>& cells, const std::string& model,
-                           const std::string& strategy, int gpus) {
-  for (const auto& cell : cells) {
-    if (cell.model == model && cell.strategy == strategy && cell.gpus() == gpus) return &cell;
-  }
-  return nullptr;
-}
-
 }  // namespace
 
 std::string ms(double value) {
@@ -158,6 +150,14 @@ std::string percent(double value) {
   char text[32];
   std::snprintf(text, sizeof text, "%.0f %%", value * 100);
   return text;
+}
+
+const TableCell* find_cell(const std::vector<TableCell>& cells, const std::string& model,
+                           const std::string& strategy, int gpus) {
+  for (const auto& cell : cells) {
+    if (cell.model == model && cell.strategy == strategy && cell.gpus() == gpus) return &cell;
+  }
+  return nullptr;
 }
 
 std::string signed_percent(double value) {

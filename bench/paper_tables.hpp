@@ -54,8 +54,15 @@ coll::model::CostParams table_params(const Options& options);
 TableCell modelled_cell(const Options& options, const Strategy& strategy, const std::string& model,
                         const std::string& variant, int nodes, int ranks_per_node);
 
+// "Scales well": at least this efficiency; an assumption of this tool (the paper's is not known).
+inline constexpr double kScalesWell = 0.9;
+
 // What precedes a warning wherever a table prints one: no warned cell without it.
 inline constexpr char kWarningMark[] = "\u26a0";
+
+// The cell of `model` and `strategy` at `gpus` among `cells`, or nullptr.
+const TableCell* find_cell(const std::vector<TableCell>& cells, const std::string& model,
+                           const std::string& strategy, int gpus);
 
 // One cell of the tables (with its efficiency) under `params`: `strategy` on its own model table.
 TableCell cell_under(const Options& options, const coll::model::CostParams& params,

@@ -543,14 +543,7 @@ TEST(CrossRankReference, AcceptsWhatTheBoundAllowsAndRejectsTheRest) {
 
 // ---- Ranks as threads, stepping through cases together ----
 
-std::vector<int> node_map(int ranks, bool one_node) {  // as inproc_allreduce_test.cc
-  if (one_node) return std::vector<int>(static_cast<std::size_t>(ranks), 0);
-  const int nodes = ranks == 1 ? 1 : ranks <= 3 ? 2 : (ranks + 2) / 3;
-  const int per_node = (ranks + nodes - 1) / nodes;
-  std::vector<int> node_of_rank;
-  for (int r = 0; r < ranks; ++r) node_of_rank.push_back(r / per_node);
-  return node_of_rank;
-}
+using coll::testing::node_map;
 
 std::string placement(int ranks, bool one_node) {
   const std::vector<int> nodes = node_map(ranks, one_node);

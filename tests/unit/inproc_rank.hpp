@@ -13,6 +13,17 @@
 
 namespace coll::testing {
 
+// One node, or several nodes from 2 ranks on, uneven where the ranks do not divide: 2 -> 1+1,
+// 3 -> 2+1, 5 -> 3+2, 8 -> 3+3+2, 9 -> 3+3+3.
+inline std::vector<int> node_map(int ranks, bool one_node) {
+  if (one_node) return std::vector<int>(static_cast<std::size_t>(ranks), 0);
+  const int nodes = ranks == 1 ? 1 : ranks <= 3 ? 2 : (ranks + 2) / 3;
+  const int per_node = (ranks + nodes - 1) / nodes;
+  std::vector<int> node_of_rank;
+  for (int r = 0; r < ranks; ++r) node_of_rank.push_back(r / per_node);
+  return node_of_rank;
+}
+
 struct InprocRank {
   InprocRank(InprocWorld& world, int rank, double timeout_s, const std::vector<int>& nodes)
       : transport(world.make_transport(rank, options_for(world, timeout_s))),
