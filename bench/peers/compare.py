@@ -7,7 +7,7 @@ Peers: "mpi" is Open MPI's MPI_Allreduce (bench/peers/mpi_allreduce) on both of 
 (btl vader,self inside a node; btl tcp,self when --nodes > 1, with libcoll's TCP send buffer and
 again without) and UCX, each also with its tuned
 all-reduce algorithm forced to every id --mpi-algorithms lists, and the fastest path per size
-counts; "gloo" is torch.distributed's Gloo (bench/peers/gloo_allreduce.py, needs
+counts; "gloo" is torch.distributed's Gloo (bench/peers/torch_allreduce.py, needs
 python3-torch). Sweeps compare out-of-place times (Gloo reduces in place only: its in-place time
 is set against collbench's in-place time; Open MPI's in-place time, with MPI_IN_PLACE, is too,
 in columns of its own). Replays compare collbench's per-tensor replay with a
@@ -141,7 +141,7 @@ def main():
     ranks = args.nodes * args.ranks_per_node
     collbench = os.path.join(args.build, "bench", "collbench")
     mpi_driver = os.path.join(args.build, "bench", "peers", "mpi_allreduce")
-    gloo_driver = os.path.join(ROOT, "bench", "peers", "gloo_allreduce.py")
+    gloo_driver = os.path.join(ROOT, "bench", "peers", "torch_allreduce.py")
     shape = ["--nodes", str(args.nodes), "--ranks-per-node", str(args.ranks_per_node),
              "--buffers", args.buffers]
     sizes = ["-b", args.b, "-e", args.e, "-f", args.f, "-n", args.n, "-w", args.w]

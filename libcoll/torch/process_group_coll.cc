@@ -4,13 +4,28 @@
 
 #include <stdexcept>
 
+#include "coll/env.hpp"
 #include "collective_work.hpp"
 #include "store_exchange.hpp"
 
 namespace coll::torch_backend {
 
+namespace {
+
+std::size_t run_here_bytes(int rank) {
+  const auto text = env_string("COLL_TORCH_RUN_HERE_BYTES");
+  if (!text) return 64 << 10;
+  const auto bytes = parse_size(*text);
+  TORCH_CHECK(bytes && *bytes >= 0, "coll backend, rank ", rank,
+              ": COLL_TORCH_RUN_HERE_BYTES must be a size (0, 4K, 1M), not '", *text, "'");
+  return static_cast<std::size_t>(*bytes);
+}
+
+}  // namespace
+
 ProcessGroupColl::ProcessGroupColl(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size)
     : c10d::ProcessGroup(rank, size),
+      run_here_bytes_(run_here_bytes(rank)),
       comm_(Comm::from_exchange(rank, size, std::make_unique<StoreExchange>(store, rank, size))),
       engine_(std::make_unique<ProgressEngine>()) {}
 
@@ -98,9 +113,10 @@ void check_same(const at::Tensor& tensor, const at::Tensor& like, const char* co
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupColl::enqueue(c10d::OpType type,
                                                          std::vector<at::Tensor> outputs,
+                                                         std::size_t bytes,
                                                          std::function<void(Comm&)> collective) {
   auto work = c10::make_intrusive<CollectiveWork>(getRank(), type, std::move(outputs));
-  engine_->submit([work, collective = std::move(collective), comm = comm_.get()] {
+  std::function<void()> run = [work, collective = std::move(collective), comm = comm_.get()] {
     try {
       collective(*comm);
       work->complete(nullptr);
@@ -109,7 +125,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupColl::enqueue(c10d::OpType type,
       work->complete(std::make_exception_ptr(
           std::runtime_error(std::string("coll backend: ") + error.what())));
     }
-  });
+  };
+  if (bytes > run_here_bytes_ || !engine_->run_here_if_idle(run)) engine_->submit(std::move(run));
   return work;
 }
 
@@ -118,9 +135,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupColl::allreduce(std::vector<at::Tenso
   at::Tensor tensor = single(tensors, "allreduce", getRank());
   const DataType type = checked_type(tensor, "allreduce");
   const ReduceOp op = checked_op(options.reduceOp, "allreduce");
-  return enqueue(c10d::OpType::ALLREDUCE, {tensor}, [tensor, type, op](Comm& comm) {
-    comm.allreduce(tensor.data_ptr(), tensor.data_ptr(), tensor.numel(), type, op);
-  });
+  return enqueue(c10d::OpType::ALLREDUCE, {tensor}, tensor.nbytes(),
+                 [tensor, type, op](Comm& comm) {
+                   comm.allreduce(tensor.data_ptr(), tensor.data_ptr(), tensor.numel(), type, op);
+                 });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupColl::broadcast(std::vector<at::Tensor>& tensors,
@@ -128,9 +146,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupColl::broadcast(std::vector<at::Tenso
   at::Tensor tensor = single(tensors, "broadcast", getRank());
   const DataType type = checked_type(tensor, "broadcast");
   const int root = static_cast<int>(options.rootRank);
-  return enqueue(c10d::OpType::BROADCAST, {tensor}, [tensor, type, root](Comm& comm) {
-    comm.broadcast(tensor.data_ptr(), tensor.data_ptr(), tensor.numel(), type, root);
-  });
+  return enqueue(c10d::OpType::BROADCAST, {tensor}, tensor.nbytes(),
+                 [tensor, type, root](Comm& comm) {
+                   comm.broadcast(tensor.data_ptr(), tensor.data_ptr(), tensor.numel(), type, root);
+                 });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupColl::reduce(std::vector<at::Tensor>& tensors,
@@ -139,9 +158,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupColl::reduce(std::vector<at::Tensor>&
   const DataType type = checked_type(tensor, "reduce");
   const ReduceOp op = checked_op(options.reduceOp, "reduce");
   const int root = static_cast<int>(options.rootRank);
-  return enqueue(c10d::OpType::REDUCE, {tensor}, [tensor, type, op, root](Comm& comm) {
-    comm.reduce(tensor.data_ptr(), tensor.data_ptr(), tensor.numel(), type, op, root);
-  });
+  return enqueue(
+      c10d::OpType::REDUCE, {tensor}, tensor.nbytes(), [tensor, type, op, root](Comm& comm) {
+        comm.reduce(tensor.data_ptr(), tensor.data_ptr(), tensor.numel(), type, op, root);
+      });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupColl::allgather(
@@ -154,15 +174,17 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupColl::allgather(
               " output tensors");
   for (const auto& output : outputs[0]) check_same(output, input, "allgather", getRank());
   std::vector<at::Tensor> results = outputs[0];
-  return enqueue(c10d::OpType::ALLGATHER, results, [input, results, type](Comm& comm) {
-    // Gathered into one buffer, then copied out: the output tensors need not be adjacent.
-    at::Tensor gathered =
-        at::empty({static_cast<int64_t>(results.size()), input.numel()}, input.options());
-    comm.allgather(input.data_ptr(), gathered.data_ptr(), input.numel(), type);
-    for (std::size_t i = 0; i < results.size(); ++i) {
-      results[i].view({-1}).copy_(gathered[static_cast<int64_t>(i)]);
-    }
-  });
+  return enqueue(c10d::OpType::ALLGATHER, results, input.nbytes() * getSize(),
+                 [input, results, type](Comm& comm) {
+                   // Gathered into one buffer, then copied out: the output tensors need not be
+                   // adjacent.
+                   at::Tensor gathered = at::empty(
+                       {static_cast<int64_t>(results.size()), input.numel()}, input.options());
+                   comm.allgather(input.data_ptr(), gathered.data_ptr(), input.numel(), type);
+                   for (std::size_t i = 0; i < results.size(); ++i) {
+                     results[i].view({-1}).copy_(gathered[static_cast<int64_t>(i)]);
+                   }
+                 });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupColl::_allgather_base(at::Tensor& output,
@@ -173,9 +195,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupColl::_allgather_base(at::Tensor& out
   TORCH_CHECK(
       output.numel() == input.numel() * getSize() && output.scalar_type() == input.scalar_type(),
       "coll backend, rank ", getRank(), ": allgather's output must hold ", getSize(), " inputs");
-  return enqueue(c10d::OpType::_ALLGATHER_BASE, {output}, [input, output, type](Comm& comm) {
-    comm.allgather(input.data_ptr(), output.data_ptr(), input.numel(), type);
-  });
+  return enqueue(c10d::OpType::_ALLGATHER_BASE, {output}, output.nbytes(),
+                 [input, output, type](Comm& comm) {
+                   comm.allgather(input.data_ptr(), output.data_ptr(), input.numel(), type);
+                 });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupColl::reduce_scatter(
@@ -189,12 +212,14 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupColl::reduce_scatter(
               " input tensors");
   for (const auto& input : inputs[0]) check_same(input, output, "reduce_scatter", getRank());
   std::vector<at::Tensor> blocks = inputs[0];
-  return enqueue(c10d::OpType::REDUCE_SCATTER, {output}, [output, blocks, type, op](Comm& comm) {
-    std::vector<at::Tensor> flat;
-    for (const auto& block : blocks) flat.push_back(block.reshape({-1}));
-    const at::Tensor packed = at::cat(flat);
-    comm.reduce_scatter(packed.data_ptr(), output.data_ptr(), output.numel(), type, op);
-  });
+  return enqueue(c10d::OpType::REDUCE_SCATTER, {output}, output.nbytes() * getSize(),
+                 [output, blocks, type, op](Comm& comm) {
+                   std::vector<at::Tensor> flat;
+                   for (const auto& block : blocks) flat.push_back(block.reshape({-1}));
+                   const at::Tensor packed = at::cat(flat);
+                   comm.reduce_scatter(packed.data_ptr(), output.data_ptr(), output.numel(), type,
+                                       op);
+                 });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupColl::_reduce_scatter_base(
@@ -206,14 +231,15 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupColl::_reduce_scatter_base(
       input.numel() == output.numel() * getSize() && output.scalar_type() == input.scalar_type(),
       "coll backend, rank ", getRank(), ": reduce_scatter's input must hold ", getSize(),
       " outputs");
-  return enqueue(
-      c10d::OpType::_REDUCE_SCATTER_BASE, {output}, [input, output, type, op](Comm& comm) {
-        comm.reduce_scatter(input.data_ptr(), output.data_ptr(), output.numel(), type, op);
-      });
+  return enqueue(c10d::OpType::_REDUCE_SCATTER_BASE, {output}, input.nbytes(),
+                 [input, output, type, op](Comm& comm) {
+                   comm.reduce_scatter(input.data_ptr(), output.data_ptr(), output.numel(), type,
+                                       op);
+                 });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupColl::barrier(const c10d::BarrierOptions&) {
-  return enqueue(c10d::OpType::BARRIER, {}, [](Comm& comm) { comm.barrier(); });
+  return enqueue(c10d::OpType::BARRIER, {}, 0, [](Comm& comm) { comm.barrier(); });
 }
 
 }  // namespace coll::torch_backend

@@ -1,6 +1,7 @@
 // torch.distributed's backend "coll": a c10d::ProcessGroup (PyTorch 1.13's API) whose
 // collectives run on a libcoll communicator, one at a time in issue order on a progress engine
-// thread, each returning a Work whose future DistributedDataParallel's reducer waits on.
+// thread (a short one on the caller's thread when the engine is idle), each returning a Work
+// whose future DistributedDataParallel's reducer waits on.
 #pragma once
 
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
@@ -47,14 +48,17 @@ class ProcessGroupColl final : public c10d::ProcessGroup {
   c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions& options) override;
 
  private:
-  // Queues `collective` on the engine; the Work completes with `outputs` or its error.
+  // Queues `collective` on the engine; the Work completes with `outputs` or its error. One of at
+  // most run_here_bytes_ runs at once on this thread if the engine is idle: the hand-off to the
+  // engine thread and back (about 3 us here) costs more than such a collective.
   c10::intrusive_ptr<c10d::Work> enqueue(c10d::OpType type, std::vector<at::Tensor> outputs,
-                                         std::function<void(Comm&)> collective);
+                                         std::size_t bytes, std::function<void(Comm&)> collective);
   // Throws (a Python RuntimeError) naming this rank unless `tensor` is a dense contiguous CPU
   // tensor of a type libcoll reduces.
   DataType checked_type(const at::Tensor& tensor, const char* collective) const;
   ReduceOp checked_op(const c10d::ReduceOp& op, const char* collective) const;
 
+  std::size_t run_here_bytes_;  // COLL_TORCH_RUN_HERE_BYTES, default 64K
   std::unique_ptr<Comm> comm_;
   std::unique_ptr<ProgressEngine> engine_;  // destroyed first: drains queued collectives
 };

@@ -62,13 +62,35 @@ std::shared_ptr<Completion> ProgressEngine::submit(std::function<void()> task) {
   return completion;
 }
 
+bool ProgressEngine::run_here_if_idle(const std::function<void()>& task) {
+  {
+    std::lock_guard lock(mutex_);
+    if (running_ || running_here_ || !queue_.empty()) return false;
+    running_here_ = true;
+  }
+  struct Done {  // lets the engine thread go on, even when the task throws
+    ProgressEngine& engine;
+    ~Done() {
+      {
+        std::lock_guard lock(engine.mutex_);
+        engine.running_here_ = false;
+      }
+      engine.work_.notify_one();
+    }
+  } done{*this};
+  task();
+  return true;
+}
+
 void ProgressEngine::run() {
+  std::unique_lock lock(mutex_);
   while (true) {
-    std::unique_lock lock(mutex_);
-    work_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+    running_ = false;
+    work_.wait(lock, [this] { return !running_here_ && (stopping_ || !queue_.empty()); });
     if (queue_.empty()) return;  // stopping, and everything queued has run
     auto [task, completion] = std::move(queue_.front());
     queue_.pop_front();
+    running_ = true;
     lock.unlock();
     try {
       completion->start();
@@ -77,6 +99,7 @@ void ProgressEngine::run() {
     } catch (...) {
       completion->finish(std::current_exception());
     }
+    lock.lock();
   }
 }
 

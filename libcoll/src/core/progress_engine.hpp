@@ -44,6 +44,10 @@ class ProgressEngine {
   ProgressEngine& operator=(const ProgressEngine&) = delete;
 
   std::shared_ptr<Completion> submit(std::function<void()> task);
+  // Runs `task` on the calling thread if nothing is queued or running, and returns true; false,
+  // with nothing run, otherwise. A short task so skips the hand-off to the engine thread and
+  // back (two wake-ups, several microseconds); tasks submitted meanwhile wait until it returns.
+  bool run_here_if_idle(const std::function<void()>& task);
   bool on_engine_thread() const { return std::this_thread::get_id() == thread_.get_id(); }
 
  private:
@@ -53,6 +57,8 @@ class ProgressEngine {
   std::condition_variable work_;
   std::deque<std::pair<std::function<void()>, std::shared_ptr<Completion>>> queue_;
   bool stopping_ = false;
+  bool running_ = false;       // the engine thread runs a task
+  bool running_here_ = false;  // a caller runs one (run_here_if_idle)
   std::thread thread_;
 };
 

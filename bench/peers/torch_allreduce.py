@@ -1,7 +1,10 @@
 #!/usr/bin/python3
-"""torch.distributed's Gloo all-reduce, measured as collbench measures libcoll.
+"""torch.distributed's all-reduce on Gloo or on libcoll's backend, measured as collbench measures
+libcoll.
 
-Starts --ranks processes on this machine (TCP over loopback, as Gloo always talks), each with a
+--backend gloo (the default) or coll (libcoll's torch.distributed backend: the coll_torch module
+from --module-dir, e.g. build/libcoll/torch). Starts --ranks processes on this machine
+(rendezvous over loopback; Gloo also talks TCP over it), each with a
 float32 buffer whose pages are advised as huge pages (MADV_HUGEPAGE) and touched before timing.
   sweep:  sizes -b..-e times -f; per size -w untimed calls, a barrier, the mean of -n calls on
           the slowest rank. Gloo reduces in place, so only "in_place" is reported. JSON fields
@@ -100,7 +103,7 @@ def sweep(args, rank, ranks):
         wrong = total(wrong_elements(data, ranks))
         wrong_total += wrong
         algbw = count * 4 / (time_us * 1e-6) / 1e9 if time_us > 0 else 0
-        results.append({"algorithm": "gloo", "bytes": count * 4, "count": count,
+        results.append({"algorithm": args.backend, "bytes": count * 4, "count": count,
                         "in_place": {"time_us": time_us, "algbw_gbps": algbw,
                                      "busbw_gbps": algbw * bus, "wrong": wrong}})
         if rank == 0:
@@ -137,18 +140,21 @@ def replay(args, rank, ranks):
         print(f"{args.model_gradients} ({variant}), {len(sizes)} tensors, {elements * 4} bytes, "
               f"{how}: {median:.3f} ms per iteration (median), {wrong} wrong", flush=True)
     return {"mode": "model-gradients", "model": args.model_gradients, "variant": variant,
-            "algorithm": "gloo", "fusion": "flat" if args.fused else "none",
+            "algorithm": args.backend, "fusion": "flat" if args.fused else "none",
             "tensors": len(sizes), "elements": elements, "bytes": elements * 4,
             "median_ms": median, "wrong": wrong, "iteration_ms": per_iteration}
 
 
 def rank_main(rank, args, port, failures):
     os.environ["GLOO_SOCKET_IFNAME"] = "lo"
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
+    if args.backend == "coll":
+        sys.path.insert(0, args.module_dir)
+        import coll_torch  # noqa: F401  registers the backend
+    dist.init_process_group(args.backend, init_method=f"tcp://127.0.0.1:{port}", rank=rank,
                             world_size=args.ranks)
     torch.set_num_threads(1)
     report = replay(args, rank, args.ranks) if args.model_gradients else sweep(args, rank, args.ranks)
-    report = {"tool": "gloo_allreduce", "ranks": args.ranks, "type": "float", "op": "sum",
+    report = {"tool": "torch_allreduce", "backend": args.backend, "ranks": args.ranks, "type": "float", "op": "sum",
               "iterations": args.iters, "warmup": args.warmup, "torch": torch.__version__, **report}
     if rank == 0 and args.json:
         with open(args.json, "w") as handle:
@@ -161,6 +167,8 @@ def rank_main(rank, args, port, failures):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ranks", type=int, default=2)
+    parser.add_argument("--backend", choices=["gloo", "coll"], default="gloo")
+    parser.add_argument("--module-dir", help="where the coll_torch module is (--backend coll)")
     parser.add_argument("-b", "--minbytes", type=parse_size, default=8)
     parser.add_argument("-e", "--maxbytes", type=parse_size, default=32 << 20)
     parser.add_argument("-f", "--stepfactor", type=int, default=2)
@@ -176,6 +184,8 @@ def main():
     if args.ranks < 1 or args.stepfactor < 2 or args.iters < 1 or args.minbytes < 4 or \
             args.minbytes > args.maxbytes:
         parser.error("need --ranks >= 1, -f >= 2, -n >= 1 and 4 <= -b <= -e")
+    if args.backend == "coll" and not args.module_dir:
+        parser.error("--backend coll needs --module-dir (the folder of the coll_torch module)")
     with socket.socket() as probe:  # a free port for the rendezvous
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
