@@ -7,11 +7,17 @@
 //   replay: --model-gradients M: one MPI_Allreduce per gradient tensor in backward order (as
 //           collbench's per-tensor replay), or with --fused one over the flat buffer of all of
 //           them; the JSON has collbench's model-gradients fields.
+//   --user: as a user's program calls it instead (bench/interposer/compare.py): buffers from a
+//           plain mmap (huge pages advised, first touched by the input fill), a barrier before
+//           every call and only the call timed; the mean per call of the slowest rank.
 // Run it under mpirun: mpirun -np 4 [--mca pml ob1 --mca btl vader,self] mpi_allreduce ...
+// Under LD_PRELOAD=libcoll_mpi.so the same program measures libcoll through the MPI interposer.
 #include <mpi.h>
+#include <sys/mman.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -30,6 +36,7 @@ struct Args {
   int iterations = 20, warmup = 5;
   std::string json_path, model, variant, models_dir = COLL_MODELS_DIR;
   bool fused = false;
+  bool user = false;  // --user: mmap'd buffers, a barrier before each call
 };
 
 std::size_t size_arg(const std::string& text) {
@@ -42,8 +49,8 @@ Args parse(int argc, char** argv) {
   Args args;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
-    if (flag == "--fused") {
-      args.fused = true;
+    if (flag == "--fused" || flag == "--user") {
+      (flag == "--fused" ? args.fused : args.user) = true;
       continue;
     }
     if (i + 1 >= argc) throw std::invalid_argument(flag + " needs a value");
@@ -72,6 +79,7 @@ Args parse(int argc, char** argv) {
   if (args.step < 2 || args.iterations < 1 || args.warmup < 0 || args.min_bytes > args.max_bytes) {
     throw std::invalid_argument("need -f >= 2, -n >= 1, -w >= 0 and -b <= -e");
   }
+  if (args.user && !args.model.empty()) throw std::invalid_argument("--user times sweeps only");
   return args;
 }
 
@@ -104,10 +112,21 @@ Measurement measure(const Args& args, int rank, int ranks, float* send, float* r
   };
   prepare();
   for (int i = 0; i < args.warmup; ++i) call();
-  MPI_Barrier(MPI_COMM_WORLD);
-  const double start = MPI_Wtime();
-  for (int i = 0; i < args.iterations; ++i) call();
-  Measurement result{slowest((MPI_Wtime() - start) / args.iterations) * 1e6, 0};
+  double seconds = 0;
+  if (args.user) {
+    for (int i = 0; i < args.iterations; ++i) {
+      MPI_Barrier(MPI_COMM_WORLD);
+      const double start = MPI_Wtime();
+      call();
+      seconds += MPI_Wtime() - start;
+    }
+  } else {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double start = MPI_Wtime();
+    for (int i = 0; i < args.iterations; ++i) call();
+    seconds = MPI_Wtime() - start;
+  }
+  Measurement result{slowest(seconds / args.iterations) * 1e6, 0};
   prepare();
   call();
   result.wrong = total_over_ranks(
@@ -124,15 +143,41 @@ void write_common(coll::tools::JsonWriter& json, const Args& args, int ranks, co
       .field("type", "float")
       .field("op", "sum")
       .field("iterations", args.iterations)
-      .field("warmup", args.warmup);
+      .field("warmup", args.warmup)
+      .field("timing", args.user ? "barrier before each call, mmap'd buffers" : "back to back");
 }
+
+// A user's buffer: anonymous memory with huge pages advised, untouched until the input fill.
+class MappedBuffer {
+ public:
+  explicit MappedBuffer(std::size_t bytes) : bytes_(bytes) {
+    data_ = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (data_ == MAP_FAILED) throw std::runtime_error("mmap of a buffer failed");
+    madvise(data_, bytes_, MADV_HUGEPAGE);  // advice only: without THP the pages stay small
+  }
+  MappedBuffer(const MappedBuffer&) = delete;
+  MappedBuffer& operator=(const MappedBuffer&) = delete;
+  ~MappedBuffer() { munmap(data_, bytes_); }
+  float* floats() const { return static_cast<float*>(data_); }
+
+ private:
+  std::size_t bytes_;
+  void* data_;
+};
 
 std::size_t run_sweep(const Args& args, int rank, int ranks) {
   coll::BufferPool pool;
-  auto send = pool.acquire(args.max_bytes + 64);
-  auto recv = pool.acquire(args.max_bytes + 64);
-  auto* s = reinterpret_cast<float*>(send.data());
-  auto* r = reinterpret_cast<float*>(recv.data());
+  std::optional<coll::BufferPool::Lease> send, recv;
+  std::optional<MappedBuffer> user_send, user_recv;
+  float* s = nullptr;
+  float* r = nullptr;
+  if (args.user) {
+    s = user_send.emplace(args.max_bytes + 64).floats();
+    r = user_recv.emplace(args.max_bytes + 64).floats();
+  } else {
+    s = reinterpret_cast<float*>(send.emplace(pool.acquire(args.max_bytes + 64)).data());
+    r = reinterpret_cast<float*>(recv.emplace(pool.acquire(args.max_bytes + 64)).data());
+  }
   const double bus = ranks > 1 ? 2.0 * (ranks - 1) / ranks : 0.0;
   coll::tools::JsonWriter json;
   write_common(json, args, ranks, "sweep");

@@ -9,6 +9,7 @@
 #include <mpi.h>
 
 #include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -57,21 +58,36 @@ class Attachments {
     return attachments;
   }
 
-  // The libcoll communicator of `comm`, created on first use (collective over `comm`).
-  coll::Comm& of(MPI_Comm comm) {
-    std::call_once(keyval_once_, [this] {
-      coll::check_mpi(PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, detach, &keyval_, nullptr),
-                      "MPI_Comm_create_keyval");
-    });
+  // The libcoll communicator attached to `comm`, or null before its first eligible all-reduce.
+  // Each thread remembers its last answer while no communicator has been detached since: MPI's
+  // attribute lookup (a locked hash table) would cost a third of a small all-reduce.
+  coll::Comm* attached(MPI_Comm comm) {
+    thread_local LastLookup last;
+    const unsigned long detached = detached_.load(std::memory_order_acquire);
+    if (last.comm == comm && last.detached == detached && last.attached) return last.attached;
+    const int keyval = keyval_.load(std::memory_order_acquire);
+    if (keyval == MPI_KEYVAL_INVALID || comm == MPI_COMM_NULL) return nullptr;
     void* value = nullptr;
     int found = 0;
-    coll::check_mpi(PMPI_Comm_get_attr(comm, keyval_, &value, &found), "MPI_Comm_get_attr");
-    if (found) return *static_cast<coll::Comm*>(value);
+    coll::check_mpi(PMPI_Comm_get_attr(comm, keyval, &value, &found), "MPI_Comm_get_attr");
+    last = {comm, found ? static_cast<coll::Comm*>(value) : nullptr, detached};
+    return last.attached;
+  }
+
+  // The libcoll communicator of `comm`, created on first use (collective over `comm`).
+  coll::Comm& of(MPI_Comm comm) {
+    if (coll::Comm* existing = attached(comm)) return *existing;
+    std::call_once(keyval_once_, [this] {
+      int keyval = MPI_KEYVAL_INVALID;
+      coll::check_mpi(PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, detach, &keyval, nullptr),
+                      "MPI_Comm_create_keyval");
+      keyval_.store(keyval, std::memory_order_release);
+    });
     auto exchange = std::make_unique<coll::MpiExchange>(comm);
     const int rank = exchange->rank();
     const int size = exchange->size();
     auto created = coll::Comm::from_exchange(rank, size, std::move(exchange));
-    coll::check_mpi(PMPI_Comm_set_attr(comm, keyval_, created.get()), "MPI_Comm_set_attr");
+    coll::check_mpi(PMPI_Comm_set_attr(comm, keyval_.load(), created.get()), "MPI_Comm_set_attr");
     std::lock_guard lock(mutex_);
     live_.emplace(++created_, Live{comm, created.get()});
     return *created.release();
@@ -79,30 +95,40 @@ class Attachments {
 
   // Before MPI_Finalize: deleting the attributes runs `detach` on each.
   void detach_all() {
-    if (keyval_ == MPI_KEYVAL_INVALID) return;
+    int keyval = keyval_.load();
+    if (keyval == MPI_KEYVAL_INVALID) return;
     std::vector<MPI_Comm> remaining;
     {
       std::lock_guard lock(mutex_);
       for (const auto& [order, live] : live_) remaining.push_back(live.comm);
     }
-    for (MPI_Comm comm : remaining) PMPI_Comm_delete_attr(comm, keyval_);
-    PMPI_Comm_free_keyval(&keyval_);
+    for (MPI_Comm comm : remaining) PMPI_Comm_delete_attr(comm, keyval);
+    PMPI_Comm_free_keyval(&keyval);
+    keyval_.store(MPI_KEYVAL_INVALID);
   }
 
   std::atomic<long> on_libcoll{0};
   std::atomic<long> passed_to_mpi{0};
   std::atomic<long> shared_allocations{0};
+  std::atomic<long> barriers_on_libcoll{0};
+  std::atomic<long> barriers_to_mpi{0};
 
  private:
   struct Live {
     MPI_Comm comm;
     coll::Comm* attached;
   };
+  struct LastLookup {
+    MPI_Comm comm = MPI_COMM_NULL;
+    coll::Comm* attached = nullptr;
+    unsigned long detached = 0;
+  };
 
   // The attribute's delete callback: MPI_Comm_free, or detach_all.
   static int detach(MPI_Comm, int, void* value, void*) {
     auto* attached = static_cast<coll::Comm*>(value);
     Attachments& self = instance();
+    self.detached_.fetch_add(1, std::memory_order_acq_rel);  // before its handle can be reused
     {
       std::lock_guard lock(self.mutex_);
       std::erase_if(self.live_,
@@ -113,7 +139,8 @@ class Attachments {
   }
 
   std::once_flag keyval_once_;
-  int keyval_ = MPI_KEYVAL_INVALID;
+  std::atomic<int> keyval_{MPI_KEYVAL_INVALID};  // read by every call, set once
+  std::atomic<unsigned long> detached_{0};       // communicators detached so far
   std::mutex mutex_;
   unsigned long created_ = 0;
   std::map<unsigned long, Live> live_;
@@ -133,6 +160,14 @@ int world_rank() {
   return rank;
 }
 
+// A libcoll failure in `call`, raised through the communicator's error handler.
+int failed(const char* call, MPI_Comm comm, const std::exception& error) {
+  std::fprintf(stderr, "libcoll_mpi: MPI_COMM_WORLD rank %d: %s failed: %s\n", world_rank(), call,
+               error.what());
+  PMPI_Comm_call_errhandler(comm, MPI_ERR_OTHER);
+  return MPI_ERR_OTHER;
+}
+
 }  // namespace
 
 extern "C" int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
@@ -143,22 +178,47 @@ extern "C" int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_
   // MPI_BOTTOM (absolute addresses) and invalid arguments are MPI's to handle and report.
   const bool buffers_ok =
       count == 0 || (recvbuf != nullptr && sendbuf != nullptr && sendbuf != MPI_BOTTOM);
-  if (!settings().enabled || !type || !reduce_op || count < 0 || !buffers_ok ||
-      !is_intracommunicator_of_several(comm)) {
+  if (!settings().enabled || !type || !reduce_op || count < 0 || !buffers_ok) {
     ++attachments.passed_to_mpi;
     return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
   }
   try {
-    coll::Comm& libcoll = attachments.of(comm);
+    // An attached communicator passed the communicator test when it was attached.
+    coll::Comm* libcoll = attachments.attached(comm);
+    if (!libcoll && !is_intracommunicator_of_several(comm)) {
+      ++attachments.passed_to_mpi;
+      return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+    }
+    if (!libcoll) libcoll = &attachments.of(comm);
     const void* send = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-    libcoll.allreduce(send, recvbuf, static_cast<std::size_t>(count), *type, *reduce_op);
+    libcoll->allreduce(send, recvbuf, static_cast<std::size_t>(count), *type, *reduce_op);
     ++attachments.on_libcoll;
     return MPI_SUCCESS;
   } catch (const std::exception& error) {
-    std::fprintf(stderr, "libcoll_mpi: MPI_COMM_WORLD rank %d: MPI_Allreduce failed: %s\n",
-                 world_rank(), error.what());
-    PMPI_Comm_call_errhandler(comm, MPI_ERR_OTHER);
-    return MPI_ERR_OTHER;
+    return failed("MPI_Allreduce", comm, error);
+  }
+}
+
+// A barrier on a communicator with a libcoll communicator is a one-byte all-reduce there, with
+// the algorithm auto picks for it (inside a node the shared flags of shm): no rank leaves before
+// all arrived, and the ranks leave as close together as they leave a small all-reduce, where
+// MPI's barrier (or Comm::barrier, which messages around the ring so that a rank in another
+// collective is named) lets them go up to a microsecond apart. Every rank agrees whether one is
+// attached, since all attach in the same all-reduce.
+extern "C" int MPI_Barrier(MPI_Comm comm) {
+  Attachments& attachments = Attachments::instance();
+  try {
+    coll::Comm* libcoll = settings().enabled ? attachments.attached(comm) : nullptr;
+    if (!libcoll) {
+      ++attachments.barriers_to_mpi;
+      return PMPI_Barrier(comm);
+    }
+    std::uint8_t token = 0;
+    libcoll->allreduce(&token, &token, 1, coll::DataType::Uint8, coll::ReduceOp::Max);
+    ++attachments.barriers_on_libcoll;
+    return MPI_SUCCESS;
+  } catch (const std::exception& error) {
+    return failed("MPI_Barrier", comm, error);
   }
 }
 
@@ -188,9 +248,11 @@ extern "C" int MPI_Finalize() {
   if (settings().debug) {
     std::fprintf(stderr,
                  "libcoll_mpi: MPI_COMM_WORLD rank %d: %ld MPI_Allreduce calls ran on libcoll, "
-                 "%ld went to MPI%s; %ld MPI_Alloc_mem buffer(s) from allocate_shared\n",
+                 "%ld went to MPI%s; %ld MPI_Barrier calls ran on libcoll, %ld went to MPI; "
+                 "%ld MPI_Alloc_mem buffer(s) from allocate_shared\n",
                  world_rank(), attachments.on_libcoll.load(), attachments.passed_to_mpi.load(),
                  settings().enabled ? "" : " (interposer disabled)",
+                 attachments.barriers_on_libcoll.load(), attachments.barriers_to_mpi.load(),
                  attachments.shared_allocations.load());
   }
   return PMPI_Finalize();

@@ -9,7 +9,8 @@ namespace coll::mpi {
 
 std::optional<DataType> coll_type(MPI_Datatype type) {
   static_assert(sizeof(long) == 8 && sizeof(int) == 4, "MPI_LONG and MPI_INT sizes");
-  const std::pair<MPI_Datatype, DataType> known[] = {
+  // Made once: every interposed call looks its type up here, MPI_FLOAT first.
+  static const std::pair<MPI_Datatype, DataType> known[] = {
       {MPI_FLOAT, DataType::Float32},
       {MPI_DOUBLE, DataType::Float64},
       {MPI_INT, DataType::Int32},

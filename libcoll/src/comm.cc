@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -141,14 +142,18 @@ struct Comm::Impl {
   std::string broken;       // the first error; a failed communicator refuses further calls
   std::string rank_prefix;  // "rank N: ", the start of this communicator's error messages
   std::optional<CheckBuffers> check_buffers;  // the argument check's, from its first use
-  // The last all-reduce's algorithm, by the name asked for and the size: training loops repeat
-  // both, and the selector's lookup and the registry's search by name cost a tenth of a small
-  // all-reduce. A name and size always resolve the same way on one communicator.
-  struct {
+  // The last few all-reduces' algorithms, by the name asked for and the size: training loops
+  // repeat both, often alternating two (a barrier made of a one-byte all-reduce between timed
+  // calls, a small bucket between large ones), and the selector's lookup and the registry's
+  // search by name cost a tenth of a small all-reduce. A name and size always resolve the same
+  // way on one communicator.
+  struct RecentlyResolved {
     std::string asked;
     std::size_t bytes = 0;
     ResolvedAlgorithm resolved;
-  } last_resolved;
+  };
+  std::array<RecentlyResolved, 4> recently_resolved;
+  std::size_t next_to_replace = 0;  // round robin
   // `auto`'s cost model over this communicator's node map, made on first use (a bad preset or
   // calibration file fails only then).
   std::once_flag selector_made;
@@ -395,11 +400,16 @@ void Comm::Impl::run_allreduce(const AllreduceArgs& args, std::string_view algor
                 where() + "communicator unusable after an earlier error: " + broken);
   }
   const std::size_t bytes = args.count * dtype_size(args.type);
-  if (last_resolved.resolved.plain == nullptr || last_resolved.bytes != bytes ||
-      last_resolved.asked != algorithm) {
-    last_resolved = {std::string(algorithm), bytes, resolve_available(algorithm, bytes)};
+  auto found = std::find_if(
+      recently_resolved.begin(), recently_resolved.end(), [&](const RecentlyResolved& entry) {
+        return entry.resolved.plain != nullptr && entry.bytes == bytes && entry.asked == algorithm;
+      });
+  if (found == recently_resolved.end()) {
+    found = recently_resolved.begin() + next_to_replace;
+    next_to_replace = (next_to_replace + 1) % recently_resolved.size();
+    *found = {std::string(algorithm), bytes, resolve_available(algorithm, bytes)};
   }
-  const ResolvedAlgorithm& resolved = last_resolved.resolved;
+  const ResolvedAlgorithm& resolved = found->resolved;
   const bool in_place = args.send == args.recv;
   const AlgorithmInfo* plain = in_place ? resolved.plain_in_place : resolved.plain;
   const AlgorithmInfo* mapped = in_place ? resolved.mapped_in_place : resolved.mapped;

@@ -1,11 +1,12 @@
 """An ordinary mpi4py program, not written for libcoll: MPI.Allreduce on numpy arrays of several
 types, operations and sizes, on COMM_WORLD and on a Split communicator, in and out of place, plus
 calls libcoll must leave to MPI (a user op, a derived type, an intercommunicator), and one on a
-buffer from MPI_Alloc_mem.
+buffer from MPI_Alloc_mem, and barriers before and after a communicator's first all-reduce.
 
 Inputs are small integers (powers of two for prod) so every result is exact in every type and
 reduction order; each result is checked against numpy. Prints, per rank, how many calls were
-eligible for libcoll and a digest of every result, for check_interposer.py to compare.
+eligible for libcoll (all-reduces, and barriers on a communicator libcoll already serves) and a
+digest of every result, for check_interposer.py to compare.
 """
 import hashlib
 import sys
@@ -46,7 +47,9 @@ def main():
     split = world.Split(color=rank % 2, key=-rank)
     digest = hashlib.sha256()
     eligible = 0
+    barriers = 0
     case = 0
+    world.Barrier()  # before any all-reduce: MPI's
     for comm in (world, split):
         members = comm.allgather(rank)
         for dtype in DTYPES:
@@ -69,6 +72,8 @@ def main():
                         sys.exit(f"rank {rank}: wrong {np.dtype(dtype).name} {op_name} "
                                  f"count {count} on a communicator of {comm.Get_size()}")
                     digest.update(result.tobytes())
+        comm.Barrier()  # after the communicator's all-reduces: libcoll's if it has two ranks
+        barriers += 1 if comm.Get_size() > 1 else 0
 
     # A buffer from MPI_Alloc_mem (with the interposer: shared with the node's ranks).
     memory = MPI.Alloc_mem(LARGE * 4)
@@ -110,7 +115,8 @@ def main():
         digest.update(sums.tobytes())
         inter.Free()
     split.Free()
-    print(f"rank {rank} eligible {eligible} digest {digest.hexdigest()}", flush=True)
+    print(f"rank {rank} eligible {eligible} barriers {barriers} digest {digest.hexdigest()}",
+          flush=True)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Runs allreduce_program.py under mpirun with and without libcoll_mpi.so preloaded and checks
-that every rank's results are identical, that libcoll ran exactly the calls it should (its
-COLL_MPI_DEBUG line against the program's count of eligible calls) and that
+that every rank's results are identical, that libcoll ran exactly the all-reduces and barriers
+it should (its COLL_MPI_DEBUG line against the program's counts of eligible calls) and that
 COLL_MPI_INTERPOSE=0 turns it off.
 
 usage: check_interposer.py PYTHON MPIRUN LIBCOLL_MPI PROGRAM
@@ -9,9 +9,10 @@ import re
 import subprocess
 import sys
 
-RESULT = re.compile(r"rank (\d+) eligible (\d+) digest ([0-9a-f]{64})")
+RESULT = re.compile(r"rank (\d+) eligible (\d+) barriers (\d+) digest ([0-9a-f]{64})")
 COUNTS = re.compile(r"libcoll_mpi: MPI_COMM_WORLD rank (\d+): (\d+) MPI_Allreduce calls ran on "
-                    r"libcoll, (\d+) went to MPI.*; (\d+) MPI_Alloc_mem buffer")
+                    r"libcoll, (\d+) went to MPI.*; (\d+) MPI_Barrier calls ran on libcoll, "
+                    r"(\d+) went to MPI; (\d+) MPI_Alloc_mem buffer")
 
 
 def run(python, mpirun, program, ranks, environment):
@@ -24,8 +25,8 @@ def run(python, mpirun, program, ranks, environment):
     output = done.stdout + done.stderr
     if done.returncode != 0:
         sys.exit(f"FAIL: {' '.join(command)} exited {done.returncode}:\n{output}")
-    results = {int(r): (int(e), d) for r, e, d in RESULT.findall(output)}
-    counts = {int(r): (int(c), int(p), int(a)) for r, c, p, a in COUNTS.findall(output)}
+    results = {int(r): (int(e), int(b), d) for r, e, b, d in RESULT.findall(output)}
+    counts = {int(r): tuple(map(int, rest)) for r, *rest in COUNTS.findall(output)}
     if sorted(results) != list(range(ranks)):
         sys.exit(f"FAIL: not every rank reported a result:\n{output}")
     return results, counts
@@ -42,12 +43,17 @@ def main():
         if preloaded != plain:
             sys.exit(f"FAIL: {ranks} ranks: results differ with the interposer:\n"
                      f"plain {plain}\npreloaded {preloaded}")
-        for rank, (eligible, _) in plain.items():
-            on_libcoll, to_mpi, shared = counts.get(rank, (-1, -1, -1))
+        for rank, (eligible, barriers, _) in plain.items():
+            on_libcoll, to_mpi, barriers_on_libcoll, barriers_to_mpi, shared = counts.get(
+                rank, (-1,) * 5)
             # A user op, a derived type and an intercommunicator at least go to MPI.
             if on_libcoll != eligible or to_mpi < 3:
                 sys.exit(f"FAIL: {ranks} ranks, rank {rank}: {on_libcoll} calls on libcoll "
                          f"(expected {eligible}), {to_mpi} to MPI (expected >= 3)")
+            # The barrier before the first all-reduce at least goes to MPI.
+            if barriers_on_libcoll != barriers or barriers_to_mpi < 1:
+                sys.exit(f"FAIL: {ranks} ranks, rank {rank}: {barriers_on_libcoll} barriers on "
+                         f"libcoll (expected {barriers}), {barriers_to_mpi} to MPI (expected >= 1)")
             if shared != 1:
                 sys.exit(f"FAIL: {ranks} ranks, rank {rank}: {shared} MPI_Alloc_mem buffers "
                          "from allocate_shared (expected 1)")
@@ -56,7 +62,8 @@ def main():
               f"MPI {', '.join(str(counts[r][1]) for r in sorted(counts))}")
     disabled, counts = run(python, mpirun, program, 2, {"LD_PRELOAD": library, "COLL_MPI_DEBUG": "1",
                                                 "COLL_MPI_INTERPOSE": "0"})
-    if any(on_libcoll or shared for on_libcoll, _, shared in counts.values()) or len(counts) != 2:
+    if any(on_libcoll or barriers or shared for on_libcoll, _, barriers, _, shared in counts.values())\
+            or len(counts) != 2:
         sys.exit(f"FAIL: COLL_MPI_INTERPOSE=0 still ran calls on libcoll: {counts}")
     print("COLL_MPI_INTERPOSE=0: every call went to MPI")
 
