@@ -55,7 +55,9 @@ std::string number(double value) {
 }
 
 // Runs `args` (collbench itself as a launcher) with its output in `log`; returns the status.
-int run_quietly(const std::vector<std::string>& args, const fs::path& log) {
+// Runs `args` with `environment` (NAME=value entries), its output into `log`.
+int run_quietly(const std::vector<std::string>& args, std::vector<std::string> environment,
+                const fs::path& log) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(),
@@ -65,7 +67,10 @@ int run_quietly(const std::vector<std::string>& args, const fs::path& log) {
   for (const auto& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
   pid_t pid = 0;
-  const int failed = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  std::vector<char*> envp;
+  for (auto& entry : environment) envp.push_back(entry.data());
+  envp.push_back(nullptr);
+  const int failed = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   if (failed != 0) return 127;
   int status = 0;
@@ -95,7 +100,7 @@ double child_compute_scale(const Options& options, const TableCell& cell, double
 // One cell: collbench replays the strategy's iteration on nodes x ranks_per_node ranks over
 // shaped links; its JSON gives the measurement.
 EmulatedCell emulate_cell(const Options& options, const Strategy& strategy, TableCell model,
-                          const fs::path& dir) {
+                          const std::vector<std::string>& environment, const fs::path& dir) {
   EmulatedCell out;
   out.model = std::move(model);
   const TableCell& cell = out.model;
@@ -129,7 +134,7 @@ EmulatedCell emulate_cell(const Options& options, const Strategy& strategy, Tabl
   }
   // One selected cell (parse_options checks): its ranks' timeline, in the cluster's time.
   if (!options.trace_path.empty()) args.insert(args.end(), {"--trace", options.trace_path});
-  const int status = run_quietly(args, log);
+  const int status = run_quietly(args, environment, log);
   if (status != 0) {
     out.error = "exit " + std::to_string(status) + ": " + last_line(log);
     return out;
@@ -150,8 +155,23 @@ std::string cell_name(const TableCell& cell) {
 struct EmulationRun {
   const Options& options;
   MachineLimits machine;
-  fs::path dir;  // the cells' JSON and logs
+  std::vector<std::string> environment;  // the cells' collbench runs'
+  fs::path dir;                          // the cells' JSON and logs
 };
+
+// This process's environment with `settings` (NAME=value) in place of any entries they name.
+std::vector<std::string> environment_with(const std::vector<std::string>& settings) {
+  std::vector<std::string> result;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const std::string text = *entry;
+    const bool replaced = std::any_of(settings.begin(), settings.end(), [&](const auto& setting) {
+      return text.compare(0, setting.find('=') + 1, setting, 0, setting.find('=') + 1) == 0;
+    });
+    if (!replaced) result.push_back(text);
+  }
+  result.insert(result.end(), settings.begin(), settings.end());
+  return result;
+}
 
 // One cell end to end: the model's, the warning (printed), the measurement.
 EmulatedCell measure(const EmulationRun& run, const Strategy& strategy, const std::string& model,
@@ -179,7 +199,7 @@ EmulatedCell measure(const EmulationRun& run, const Strategy& strategy, const st
     std::fprintf(stderr, "collbench: warning: %s: %s\n", cell_name(modelled).c_str(),
                  warning.c_str());
   }
-  EmulatedCell cell = emulate_cell(run.options, strategy, modelled, run.dir);
+  EmulatedCell cell = emulate_cell(run.options, strategy, modelled, run.environment, run.dir);
   cell.cpu_load = load;
   cell.warning = warning;
   return cell;
@@ -432,14 +452,13 @@ int run_emulated_tables(const Options& options) {
   const fs::path dir =
       fs::temp_directory_path() / ("collbench-emulate-" + std::to_string(::getpid()));
   fs::create_directories(dir);
-  ::setenv("COLL_TRANSPORT", "shaped:ucx", 1);
-  ::setenv("COLL_SHAPE", links.c_str(), 1);
-  ::setenv("COLL_COST_PRESET", table_preset(options).c_str(),
-           1);  // `best` (auto) chooses for the preset
-  // The argument check's extra message round per all-reduce is libcoll's, not the model's.
-  ::setenv("COLL_CHECK_ARGS", "0", 1);
-
-  const EmulationRun run{options, machine, dir};
+  // The cells' ranks run over shaped links, and `best` (auto) chooses for the table's preset;
+  // the argument check's extra message round per all-reduce is libcoll's, not the model's.
+  const EmulationRun run{
+      options, machine,
+      environment_with({"COLL_TRANSPORT=shaped:ucx", "COLL_SHAPE=" + links,
+                        "COLL_COST_PRESET=" + table_preset(options), "COLL_CHECK_ARGS=0"}),
+      dir};
   std::vector<EmulatedCell> cells;
   for (const auto& model : paper_models()) {
     if (!options.model.empty() && model != options.model) continue;

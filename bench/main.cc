@@ -21,7 +21,7 @@
 namespace {
 
 int run_rank(const collbench::Options& options) {
-  auto comm = coll::Comm::from_environment();
+  auto comm = coll::Comm::from_environment(collbench::library_config(options));
   if (options.calibrate) return collbench::run_calibration(*comm, options);
   if (options.soak_ops > 0) return collbench::run_soak(*comm, options) == 0 ? 0 : 1;
   if (options.tune) return collbench::run_tune(*comm, options);
@@ -51,8 +51,6 @@ int main(int argc, char** argv) {
     std::printf("%s\n", coll::tools::version_line("collbench").c_str());
     return 0;
   }
-  // The library reads the preset (for --algo auto too); the ranks inherit it.
-  if (!options.cost_preset.empty()) ::setenv("COLL_COST_PRESET", options.cost_preset.c_str(), 1);
   try {
     if (options.strategy_list) {
       std::printf("%s", collbench::strategy_list().c_str());

@@ -9,7 +9,6 @@
 #include "coll/algorithms.hpp"
 #include "coll/config.hpp"
 #include "coll/error.hpp"
-#include "coll/model/preset.hpp"
 #include "coll/model/resolve_params.hpp"
 #include "coll/tools/chrome_trace.hpp"
 #include "iteration_model.hpp"
@@ -32,17 +31,23 @@ model::Shape shape_of(const Options& options) {
   return model::Shape::from_node_of_rank(node_of_rank);
 }
 
+// The cost parameters the ranks would price with: --cost-preset, else COLL_COST_PRESET, else
+// the calibration file or this-vm.
+model::CostParams params_of(const Options& options, const coll::Config& config) {
+  return model::resolve_params(config.cost_preset,
+                               options.cost_preset.empty() ? "COLL_COST_PRESET" : "--cost-preset");
+}
+
 // The setup the options describe: a strategy's, or --algo/--fusion/--overlap with the library's
-// COLL_* tuning (COLL_PS_SERVERS, COLL_PS_DEDICATED, COLL_HIER_INTER) as the ranks would read it.
+// tuning (COLL_PS_SERVERS, COLL_PS_DEDICATED, COLL_HIER_INTER and the flags for them) as the
+// ranks would have it.
 IterationSetup setup_of(const Options& options, const ModelTable& table) {
-  const coll::Tuning tuning = coll::Config::from_environment().tuning;
+  const coll::Config config = library_config(options);
+  const coll::Tuning& tuning = config.tuning;
   IterationSetup setup;
   setup.shape = shape_of(options);
-  setup.params = options.cost_preset.empty()
-                     ? model::resolve_params()
-                     : model::preset_or_throw(options.cost_preset, "--cost-preset");
-  setup.algorithm = options.algorithms.empty() ? coll::Config::from_environment().algorithm
-                                               : options.algorithms.front();
+  setup.params = params_of(options, config);
+  setup.algorithm = options.algorithms.empty() ? config.algorithm : options.algorithms.front();
   if (options.algorithms.size() > 1) {
     throw coll::Error(coll::Status::InvalidArgument,
                       "--model-only replays one algorithm per iteration; --algo lists " +
@@ -149,12 +154,11 @@ int model_iteration_report(const Options& options) {
 
 int model_sweep_report(const Options& options) {
   const model::Shape shape = shape_of(options);
-  const coll::Tuning tuning = coll::Config::from_environment().tuning;
-  const model::CostParams params =
-      options.cost_preset.empty() ? model::resolve_params()
-                                  : model::preset_or_throw(options.cost_preset, "--cost-preset");
+  const coll::Config config = library_config(options);
+  const coll::Tuning& tuning = config.tuning;
+  const model::CostParams params = params_of(options, config);
   std::vector<std::string> algorithms = options.algorithms;
-  if (algorithms.empty()) algorithms.push_back(coll::Config::from_environment().algorithm);
+  if (algorithms.empty()) algorithms.push_back(config.algorithm);
   std::printf("# collbench --model-only size sweep: %s\n# cost model: %s\n",
               shape.describe().c_str(), params.source.c_str());
   const bool placed = std::any_of(algorithms.begin(), algorithms.end(), [](const auto& name) {

@@ -41,8 +41,8 @@ bool given(const po::variables_map& values, const std::string& flag) {
   return values.count(flag) > 0 && !values[flag].defaulted();
 }
 
-// --strategy NAME: the strategy's algorithm, fusion, overlap and model table, and the COLL_*
-// settings its placement needs (the ranks inherit them). Flags it would override are refused.
+// --strategy NAME: the strategy's algorithm, fusion, overlap and model table, and the library
+// settings its placement needs (library_config). Flags it would override are refused.
 void apply_strategy(Options& options, const po::variables_map& values) {
   const Strategy* strategy = nullptr;
   try {
@@ -71,17 +71,22 @@ void apply_strategy(Options& options, const po::variables_map& values) {
   }
   const int nodes =
       options.node_sizes.empty() ? options.nodes : static_cast<int>(options.node_sizes.size());
-  const auto place = [&](const char* variable, const std::string& value) {
+  const auto refuse_conflict = [&](const char* variable, const std::string& value) {
     const char* set = std::getenv(variable);
     if (set != nullptr && value != set) {
       throw UsageError(std::string(variable) + "=" + set + " conflicts with --strategy " +
                        strategy->name + " (" + variable + "=" + value +
                        "); unset it or drop --strategy");
     }
-    ::setenv(variable, value.c_str(), 1);
   };
-  if (!strategy->inter.empty()) place("COLL_HIER_INTER", strategy->inter);
-  if (strategy->servers_per_node) place("COLL_PS_SERVERS", std::to_string(nodes));
+  if (!strategy->inter.empty()) {
+    refuse_conflict("COLL_HIER_INTER", strategy->inter);
+    options.hier_inter = strategy->inter;
+  }
+  if (strategy->servers_per_node) {
+    refuse_conflict("COLL_PS_SERVERS", std::to_string(nodes));
+    options.ps_servers = nodes;
+  }
 }
 
 // The modelled modes read only some flags: any other flag given there is refused, not ignored.
@@ -322,10 +327,8 @@ Options parse_options(int argc, const char* const* argv) {
     if (options.ps_servers < 1 || options.ps_servers > 65536) {
       throw UsageError("--ps-servers must be in [1, 65536]");
     }
-    // The ranks read it from the environment they inherit from the launcher.
-    ::setenv("COLL_PS_SERVERS", std::to_string(options.ps_servers).c_str(), 1);
   }
-  if (ps_dedicated) ::setenv("COLL_PS_DEDICATED", "1", 1);
+  options.ps_dedicated = ps_dedicated;
   if (batch_per != "gpu" && batch_per != "node") {
     throw UsageError("--batch-per takes gpu or node, not '" + batch_per + "'");
   }
@@ -480,6 +483,15 @@ Options parse_options(int argc, const char* const* argv) {
     }
   }
   return options;
+}
+
+coll::Config library_config(const Options& options) {
+  coll::Config config = coll::Config::from_environment();
+  if (!options.cost_preset.empty()) config.cost_preset = options.cost_preset;
+  if (options.ps_servers > 0) config.tuning.ps_servers = options.ps_servers;
+  if (options.ps_dedicated) config.tuning.ps_dedicated = true;
+  if (!options.hier_inter.empty()) config.tuning.hier_inter = options.hier_inter;
+  return config;
 }
 
 }  // namespace collbench

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "coll/buffer_pool.hpp"
+#include "coll/config.hpp"
 #include "coll/types.hpp"
 #include "sweep_collective.hpp"
 
@@ -25,7 +26,10 @@ struct Options {
   int nodes = 1;
   int ranks_per_node = 1;
   std::vector<int> node_sizes;  // --node-sizes 3,2: uneven nodes (overrides the two above)
-  int ps_servers = 0;  // --ps-servers: exported as COLL_PS_SERVERS (0: leave the environment)
+  // The library settings flags give (library_config): 0 / false / "" leave the COLL_* one.
+  int ps_servers = 0;                 // --ps-servers, or --strategy's one per node
+  bool ps_dedicated = false;          // --ps-dedicated
+  std::string hier_inter;             // --strategy's inter-node algorithm of hierarchical
   bool ranks_per_node_given = false;  // --ranks-per-node on the command line
 
   // Sweep mode, nccl-tests style.
@@ -81,7 +85,7 @@ struct Options {
   bool calibrate = false;   // measure alpha/beta/gamma, save them, exit
   bool tune = false;        // measure every algorithm per size, write the decision table, exit
   bool explain = false;     // print every algorithm's prediction per size before measuring
-  std::string cost_preset;  // COLL_COST_PRESET for this run: a preset name or a preset file
+  std::string cost_preset;  // --cost-preset: a preset name or a preset file
 
   bool help = false;
   bool version = false;  // --version: print the tool and library versions, exit
@@ -90,5 +94,10 @@ struct Options {
 
 // Throws UsageError with a one-line message for any bad input.
 Options parse_options(int argc, const char* const* argv);
+
+// The settings the library runs with in this process: the COLL_* environment with the flags that
+// stand for some of it applied (--cost-preset, --ps-servers, --ps-dedicated, --strategy's
+// placement). Ranks apply them to their own communicator; the tool sets no variable.
+coll::Config library_config(const Options& options);
 
 }  // namespace collbench

@@ -238,7 +238,10 @@ Comm::~Comm() {
 }
 
 std::unique_ptr<Comm> Comm::from_environment() {
-  Config config = Config::from_environment();
+  return from_environment(Config::from_environment());
+}
+
+std::unique_ptr<Comm> Comm::from_environment(const Config& config) {
   auto bootstrap = bootstrap_from_environment(config.timeout_s);
   return std::unique_ptr<Comm>(
       new Comm(Impl::whole(std::make_shared<CommFamily>(config, std::move(bootstrap)))));
@@ -334,7 +337,8 @@ const Selector& Comm::Impl::cost_model() {
     // cores, which the ranks share, do not enter their prices.
     const double ranks_per_core =
         family->emulated_links ? 1.0 : double(busiest) / double(usable_cpus());
-    model::CostParams params = model::resolve_params();
+    model::CostParams params =
+        model::resolve_params(family->config.cost_preset, "COLL_COST_PRESET");
     // Nodes emulated on one host talk over loopback: no NIC for their flows to share.
     if (busiest == long(hosts.size()) && family->rank_map.num_nodes() > 1 &&
         !family->emulated_links) {

@@ -10,6 +10,7 @@ Config Config::from_environment() {
   Config config;
   if (auto value = env_seconds("COLL_TIMEOUT")) config.timeout_s = *value;
   if (auto value = env_string("COLL_ALGO")) config.algorithm = *value;
+  if (auto value = env_string("COLL_COST_PRESET")) config.cost_preset = *value;
   if (auto value = env_integer("COLL_NODE", 0, 1 << 20)) config.node = static_cast<int>(*value);
   if (auto value = env_integer("COLL_CHECK_ARGS", 0, 1)) {
     config.tuning.check_arguments = *value == 1;

@@ -13,6 +13,7 @@
 
 #include "algorithms/peer_read_prices.hpp"
 #include "algorithms/registry.hpp"
+#include "coll/config.hpp"
 #include "coll/error.hpp"
 #include "coll/model/calibration.hpp"
 #include "coll/model/preset.hpp"
@@ -632,16 +633,31 @@ TEST_F(CalibrationFile, MalformedFilesAreRejectedClearly) {
 
 TEST_F(CalibrationFile, ParametersInUseFollowPresetThenFileThenDefault) {
   ::setenv("COLL_CALIBRATION_FILE", path.c_str(), 1);
-  EXPECT_NE(resolve_params().source.find("preset this-vm (no calibration file"), std::string::npos);
+  const auto unset = [] { return resolve_params("", "COLL_COST_PRESET"); };
+  EXPECT_NE(unset().source.find("preset this-vm (no calibration file"), std::string::npos);
   save_calibration({flat(), this_host()}, path);
-  EXPECT_EQ(resolve_params().intra.alpha_s, 1e-6);
-  EXPECT_NE(resolve_params().source.find("calibration " + path), std::string::npos);
+  EXPECT_EQ(unset().intra.alpha_s, 1e-6);
+  EXPECT_NE(unset().source.find("calibration " + path), std::string::npos);
   save_calibration({flat(), "elsewhere"}, path);
-  EXPECT_NE(resolve_params().source.find("measured on host 'elsewhere'"), std::string::npos);
+  EXPECT_NE(unset().source.find("measured on host 'elsewhere'"), std::string::npos);
+  const CostParams preset = resolve_params("p40-cluster", "--cost-preset");
+  EXPECT_NE(preset.source.find("preset p40-cluster"), std::string::npos);
+  EXPECT_NE(preset.source.find("(--cost-preset)"), std::string::npos);
+  try {
+    resolve_params("nosuch", "COLL_COST_PRESET");
+    ADD_FAILURE() << "an unknown preset was accepted";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("COLL_COST_PRESET"), std::string::npos)
+        << error.what();
+  }
+}
+
+// The communicator's settings carry the preset from the environment (Config::cost_preset).
+TEST(Config, CostPresetComesFromTheEnvironment) {
   ::setenv("COLL_COST_PRESET", "p40-cluster", 1);
-  EXPECT_NE(resolve_params().source.find("preset p40-cluster"), std::string::npos);
-  ::setenv("COLL_COST_PRESET", "nosuch", 1);
-  EXPECT_THROW(resolve_params(), Error);
+  EXPECT_EQ(Config::from_environment().cost_preset, "p40-cluster");
+  ::unsetenv("COLL_COST_PRESET");
+  EXPECT_EQ(Config::from_environment().cost_preset, "");
 }
 
 TEST(CostModel, SelectorPicksARegisteredAlgorithm) {

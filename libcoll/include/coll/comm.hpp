@@ -18,6 +18,7 @@ namespace coll {
 
 class Completion;
 class Selector;
+struct Config;
 struct Tuning;
 
 // A collective queued with Comm::allreduce_async. Its buffers must stay valid, and untouched by
@@ -44,6 +45,9 @@ class Comm {
   // From the environment contract (COLL_RANK, COLL_SIZE, COLL_STORE, COLL_TOKEN, COLL_NODE), or
   // under mpirun from MPI, or else a communicator of one rank.
   static std::unique_ptr<Comm> from_environment();
+  // The same with the caller's settings instead of the COLL_* ones (a tool that takes them as
+  // flags: Config::from_environment() with its flags applied).
+  static std::unique_ptr<Comm> from_environment(const Config& config);
   // Joins the store at `address` ("host:port") presenting the job's `token`.
   static std::unique_ptr<Comm> from_store(const std::string& address, const std::string& token,
                                           int rank, int size);

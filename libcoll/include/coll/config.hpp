@@ -14,6 +14,9 @@ struct Config {
   std::string algorithm = "auto";  // COLL_ALGO: a registered name, or the cost model's pick
   std::string transport = "auto";  // COLL_TRANSPORT: a registered transport (auto, ucx, ...)
   std::optional<int> node;         // COLL_NODE: node id override (one machine, several nodes)
+  // COLL_COST_PRESET: the cost parameters `auto` prices with, a preset name or file; empty: the
+  // calibration file if it was measured on this host, else "this-vm" (model::resolve_params).
+  std::string cost_preset;
   Tuning tuning;  // COLL_SEGMENT_BYTES, COLL_WINDOW, COLL_PS_SERVERS, COLL_PS_DEDICATED,
                   // COLL_HIER_INTRA, COLL_HIER_INTER, COLL_CHECK_ARGS
 

@@ -1,15 +1,14 @@
 #include "coll/model/resolve_params.hpp"
 
-#include "coll/env.hpp"
 #include "coll/model/calibration.hpp"
 #include "coll/model/preset.hpp"
 
 namespace coll::model {
 
-CostParams resolve_params() {
-  if (auto name = env_string("COLL_COST_PRESET")) {
-    CostParams params = preset_or_throw(*name, "COLL_COST_PRESET");
-    params.source += " (COLL_COST_PRESET)";
+CostParams resolve_params(const std::string& preset, const std::string& setting) {
+  if (!preset.empty()) {
+    CostParams params = preset_or_throw(preset, setting);
+    params.source += " (" + setting + ")";
     return params;
   }
   const std::string path = calibration_path();
