@@ -60,7 +60,7 @@ class Attachments {
 
   // The libcoll communicator attached to `comm`, or null before its first eligible all-reduce.
   // Each thread remembers its last answer while no communicator has been detached since: MPI's
-  // attribute lookup (a locked hash table) would cost a third of a small all-reduce.
+  // attribute lookup (a locked hash table) took about 4 % of an 8-byte all-reduce's time (perf).
   coll::Comm* attached(MPI_Comm comm) {
     thread_local LastLookup last;
     const unsigned long detached = detached_.load(std::memory_order_acquire);
