@@ -9,7 +9,10 @@ the run with its exit status. Several entries need root (network namespaces: mul
 table7-across-hosts) or python3-torch (torch-*); each says so in its line of --list.
 
 Run it on a quiet machine: every entry compares contenders side by side, but the machine's load
-still moves the absolute times. The whole list takes about 90 minutes on the 2-core build VM.
+still moves the absolute times. The whole list takes a few hours on the 2-core build VM
+(measured 2026-12-06: main-job 5 s, simulation-4096 under a minute, torch-ddp 68 s,
+interposer 4 min, emulated-virtual 20 min; auto-check was stopped after 4 min in its first of
+about twenty sweeps).
 usage: regenerate.py [--build DIR] [--list] [--only NAME,...] [OUT]
 """
 import argparse
