@@ -23,8 +23,6 @@
 #include "model_table.hpp"
 #include "strategy.hpp"
 
-extern char** environ;
-
 namespace collbench {
 namespace {
 
@@ -54,8 +52,8 @@ std::string number(double value) {
   return text;
 }
 
-// Runs `args` (collbench itself as a launcher) with its output in `log`; returns the status.
-// Runs `args` with `environment` (NAME=value entries), its output into `log`.
+// Runs `args` (collbench itself as a launcher) with `environment` (NAME=value entries) and its
+// output in `log`; returns the status.
 int run_quietly(const std::vector<std::string>& args, std::vector<std::string> environment,
                 const fs::path& log) {
   posix_spawn_file_actions_t actions;
@@ -158,20 +156,6 @@ struct EmulationRun {
   std::vector<std::string> environment;  // the cells' collbench runs'
   fs::path dir;                          // the cells' JSON and logs
 };
-
-// This process's environment with `settings` (NAME=value) in place of any entries they name.
-std::vector<std::string> environment_with(const std::vector<std::string>& settings) {
-  std::vector<std::string> result;
-  for (char** entry = environ; *entry != nullptr; ++entry) {
-    const std::string text = *entry;
-    const bool replaced = std::any_of(settings.begin(), settings.end(), [&](const auto& setting) {
-      return text.compare(0, setting.find('=') + 1, setting, 0, setting.find('=') + 1) == 0;
-    });
-    if (!replaced) result.push_back(text);
-  }
-  result.insert(result.end(), settings.begin(), settings.end());
-  return result;
-}
 
 // One cell end to end: the model's, the warning (printed), the measurement.
 EmulatedCell measure(const EmulationRun& run, const Strategy& strategy, const std::string& model,
@@ -454,11 +438,11 @@ int run_emulated_tables(const Options& options) {
   fs::create_directories(dir);
   // The cells' ranks run over shaped links, and `best` (auto) chooses for the table's preset;
   // the argument check's extra message round per all-reduce is libcoll's, not the model's.
-  const EmulationRun run{
-      options, machine,
-      environment_with({"COLL_TRANSPORT=shaped:ucx", "COLL_SHAPE=" + links,
-                        "COLL_COST_PRESET=" + table_preset(options), "COLL_CHECK_ARGS=0"}),
-      dir};
+  const EmulationRun run{options, machine,
+                         coll::tools::environment_with(
+                             {"COLL_TRANSPORT=shaped:ucx", "COLL_SHAPE=" + links,
+                              "COLL_COST_PRESET=" + table_preset(options), "COLL_CHECK_ARGS=0"}),
+                         dir};
   std::vector<EmulatedCell> cells;
   for (const auto& model : paper_models()) {
     if (!options.model.empty() && model != options.model) continue;

@@ -45,23 +45,10 @@ struct RankProcess {
 
 std::vector<std::string> rank_environment(int rank, int size, int node, int local_rank,
                                           const StoreServer& store) {
-  std::vector<std::string> env;
-  for (char** entry = environ; *entry != nullptr; ++entry) {
-    const std::string text = *entry;
-    for (const char* ours : {"COLL_RANK=", "COLL_SIZE=", "COLL_STORE=", "COLL_TOKEN=", "COLL_NODE=",
-                             "COLL_LOCAL_RANK="}) {
-      if (text.rfind(ours, 0) == 0) goto skip;
-    }
-    env.push_back(text);
-  skip:;
-  }
-  env.push_back("COLL_RANK=" + std::to_string(rank));
-  env.push_back("COLL_SIZE=" + std::to_string(size));
-  env.push_back("COLL_STORE=" + store.address());
-  env.push_back("COLL_TOKEN=" + store.token());
-  env.push_back("COLL_NODE=" + std::to_string(node));
-  env.push_back("COLL_LOCAL_RANK=" + std::to_string(local_rank));
-  return env;
+  return environment_with({"COLL_RANK=" + std::to_string(rank), "COLL_SIZE=" + std::to_string(size),
+                           "COLL_STORE=" + store.address(), "COLL_TOKEN=" + store.token(),
+                           "COLL_NODE=" + std::to_string(node),
+                           "COLL_LOCAL_RANK=" + std::to_string(local_rank)});
 }
 
 std::vector<char*> c_strings(std::vector<std::string>& strings) {
@@ -235,6 +222,20 @@ std::optional<std::string> stopped_after_others_finished(const std::vector<RankP
 }
 
 }  // namespace
+
+std::vector<std::string> environment_with(const std::vector<std::string>& settings) {
+  const auto names = [](const std::string& setting) { return setting.find('=') + 1; };
+  std::vector<std::string> result;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const std::string text = *entry;
+    const bool replaced = std::any_of(settings.begin(), settings.end(), [&](const auto& setting) {
+      return text.compare(0, names(setting), setting, 0, names(setting)) == 0;
+    });
+    if (!replaced) result.push_back(text);
+  }
+  result.insert(result.end(), settings.begin(), settings.end());
+  return result;
+}
 
 bool is_rank_process() {
   return std::getenv("COLL_RANK") != nullptr || coll::launched_by_mpi();

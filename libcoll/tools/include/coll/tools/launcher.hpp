@@ -24,6 +24,10 @@ struct LaunchSpec {
 // InvalidArgument (one line, quoting the text) unless every entry is a count in [1, 256].
 std::vector<int> parse_node_sizes(const std::string& text);
 
+// This process's environment with `settings` ("NAME=value") in place of any entries they name:
+// what a launched program gets.
+std::vector<std::string> environment_with(const std::vector<std::string>& settings);
+
 // Returns 0 when every rank exits 0; otherwise the first failing rank's exit status (1 if it
 // was killed by a signal), after printing which rank failed and why.
 int launch_local(const LaunchSpec& spec);
