@@ -9,6 +9,7 @@
 #   - recovery across 4 hosts: a failed all-reduce, collCommAbort on every rank, a new
 #     communicator that all-reduces exactly (and destroy then re-create);
 #   - bad input: an interface filter that matches nothing is one line naming the variable;
+#   - UCX between hosts (unauthenticated) refused in one line unless COLL_UCX_TRUST_NETWORK=1;
 #   - a link pulled mid-run: every rank ends within COLL_TIMEOUT + 3 s naming the peer's host,
 #     also at 2 x 2 under each of ring, tree, halving_doubling, ps and hierarchical, and
 #     under a model replay's asynchronous (queued) all-reduces;
@@ -122,6 +123,21 @@ fi
 grep -q "COLL_SOCKET_IFNAME='wlan' matches no interface with an IPv4 address on this host" "$out" ||
     fail "no clear line for a filter matching nothing: $(head -5 "$out")"
 echo "ok: a filter matching no interface is one line naming the variable"
+
+# UCX between hosts cannot authenticate its connections: refused unless the user trusts the
+# network, and exact where they do.
+out="$scratch/ucx.out"
+if timeout 60 "$here/mpirun.sh" "$a" -np 2 --map-by node -x COLL_NET=ucx "$collbench" \
+    -b 8 -e 8 -n 1 -w 0 >"$out" 2>&1; then
+    fail "UCX between hosts ran without COLL_UCX_TRUST_NETWORK"
+fi
+grep -q "set COLL_UCX_TRUST_NETWORK=1 where only the job's hosts reach the network" "$out" ||
+    fail "no clear line refusing UCX between hosts: $(head -5 "$out")"
+timeout 120 "$here/mpirun.sh" "$a" -np 2 --map-by node -x COLL_NET=ucx -x COLL_UCX_TRUST_NETWORK=1 \
+    "$collbench" -b 8 -e 1M -f 8 -n 2 -w 1 -c 1 --json "$scratch/ucx.json" >"$out" 2>&1 ||
+    fail "UCX between trusted hosts: $(tail -5 "$out")"
+[[ "$(json_number "$scratch/ucx.json" wrong_total)" == 0 ]] || fail "UCX between hosts: wrong elements"
+echo "ok: UCX between hosts is refused in one line, and exact with COLL_UCX_TRUST_NETWORK=1"
 
 # The fault cases: 4 MiB all-reduces in a loop at COLL_TIMEOUT=5 under mpirun (blocking calls;
 # with --model-gradients, that model's replay with its queued, asynchronous all-reduces instead);

@@ -46,6 +46,17 @@ struct UcxOptions {
   }
 };
 
+// UCX's listener between hosts accepts any connection and libcoll cannot make it prove that it
+// belongs to the job (as the sockets transport's links do): across hosts UCX runs only where the
+// user says that only the job's hosts reach the network.
+void refuse_untrusted_network() {
+  if (env_integer("COLL_UCX_TRUST_NETWORK", 0, 1).value_or(0) == 1) return;
+  throw Error(Status::InvalidArgument,
+              "UCX between hosts (COLL_NET=ucx or COLL_TRANSPORT=ucx) accepts connections libcoll "
+              "cannot authenticate: leave COLL_NET unset for libcoll's authenticated sockets, or "
+              "set COLL_UCX_TRUST_NETWORK=1 where only the job's hosts reach the network");
+}
+
 // After a failure, how long UCX gets to finish what it still does with live peers.
 constexpr double kDrainSeconds = 0.5;
 
@@ -162,6 +173,7 @@ UcxTransport::UcxTransport(Bootstrap& bootstrap, const std::vector<int>& node_of
     any_remote |= linked(peer) && node_of_rank[peer] != node_of_rank[me];
   const UcxSettings shared_memory = local_settings(options.local_tls, transport_options);
   local_ = std::make_unique<UcxWorker>(options.local_tls, options.net_devices, shared_memory);
+  if (any_remote && transport_options.spans_hosts()) refuse_untrusted_network();
   if (any_remote) {
     net_ = std::make_unique<UcxWorker>(options.net_tls, options.net_devices,
                                        net_settings(options.net_tls));
