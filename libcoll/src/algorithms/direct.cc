@@ -138,8 +138,7 @@ std::optional<model::Prediction> direct_cost(const model::CostParams& params,
   const double inter =
       double(p - local) * (params.nic_shared ? local : 1) * m * params.inter.beta_s_per_byte;
   const double segments = tuning.segments_in(m, shape.nodes > 1);
-  out.latency_s =
-      segments * ((local - 1) * params.intra.alpha_s + double(p - local) * params.inter.alpha_s);
+  out.latency_s = segments * model::phase_alpha(params, local - 1, p - local);
   out.bandwidth_s = intra + inter;
   out.reduction_s = (p - 1) * m * params.gamma_s_per_byte;
   out.detail =

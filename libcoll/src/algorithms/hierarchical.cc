@@ -353,7 +353,7 @@ std::optional<model::Prediction> hierarchical_leader_cost(const model::CostParam
   // way, which pass the leader's one port in turn (alpha each), one flow at a time on a staged
   // path.
   const int leader_phases = g < 2 ? 0 : tuning.hier_intra == "ring" ? 2 : 1;
-  out->latency_s += leader_phases * (g - 1.0) * params.intra.alpha_s;
+  out->latency_s += leader_phases * model::phase_alpha(params, g - 1, 0);
   out->bandwidth_s += leader_phases * (g - 1.0) / g * m * model::intra_beta(params, 1);
   const auto leaders =
       level_cost(tuning.hier_inter, params, model::Shape::uniform(n, 1), m, tuning);

@@ -175,13 +175,12 @@ std::optional<model::Prediction> parameter_server_cost(const model::CostParams& 
       messages = many;
     }
   };
-  const double alpha_intra = params.intra.alpha_s, alpha_inter = params.inter.alpha_s;
   for (int r = 0; r < p; ++r) {
     const auto rank = static_cast<std::size_t>(r);
     const auto node = static_cast<std::size_t>(shape.node_of_rank[rank]);
     const int near = served[node] - (is_server[rank] ? 1 : 0), far = k - served[node];
     port_out[rank] = near * shard * params.intra.beta_s_per_byte;
-    busiest(near * alpha_intra + far * alpha_inter, near + far);
+    busiest(model::phase_alpha(params, near, far), near + far);
     staged[node] += near * shard;
     // Bytes to other nodes pass the node's NIC, or where there is none the rank's own port.
     const double far_out = far * shard;
@@ -192,7 +191,7 @@ std::optional<model::Prediction> parameter_server_cost(const model::CostParams& 
     }
     if (is_server[rank]) {
       port_in[rank] = (local[node] - 1) * shard * params.intra.beta_s_per_byte;
-      busiest((local[node] - 1) * alpha_intra + (p - local[node]) * alpha_inter, p - 1);
+      busiest(model::phase_alpha(params, local[node] - 1, p - local[node]), p - 1);
       const double far_in = (p - local[node]) * shard;
       if (params.nic_shared) {
         nic_in[node] += far_in;

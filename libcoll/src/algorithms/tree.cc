@@ -172,14 +172,18 @@ std::optional<model::Prediction> tree_cost(const model::CostParams& params,
   const double depth = std::floor(std::log2(double(p)));
   // Inside one node every rank sends in every pipeline step: p flows share the staging path.
   const double beta = shape.nodes > 1 ? link.beta_s_per_byte : model::intra_beta(params, p);
-  const double alpha = link.alpha_s, gamma = params.gamma_s_per_byte;
+  // A rank's messages of a pipeline step: two (one per tree) each way.
+  const double step_alpha =
+      shape.nodes > 1 ? model::phase_alpha(params, 0, 2) : model::phase_alpha(params, 2, 0);
+  const double gamma = params.gamma_s_per_byte;
   const double k_max = std::max(1.0, std::floor(m / 64));
   auto cost = [&](double k) {
     const double steps = depth + k - 1;
-    return model::Prediction{"tree", 4 * steps * alpha, 2 * steps * m / k * beta,
+    return model::Prediction{"tree", 2 * steps * step_alpha, 2 * steps * m / k * beta,
                              steps * m / k * gamma};
   };
-  double k_star = alpha > 0 ? std::sqrt(depth * m * (2 * beta + gamma) / (4 * alpha)) : k_max;
+  double k_star =
+      step_alpha > 0 ? std::sqrt(depth * m * (2 * beta + gamma) / (2 * step_alpha)) : k_max;
   k_star = std::clamp(k_star, 1.0, k_max);
   double k = std::floor(k_star);
   if (k + 1 <= k_max && cost(k + 1).total_s() < cost(k).total_s()) k += 1;

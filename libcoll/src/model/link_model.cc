@@ -27,6 +27,12 @@ CostParams sharing_cores(const CostParams& params, double ranks_per_core) {
   return shared;
 }
 
+double phase_alpha(const CostParams& params, int intra, int inter) {
+  if (!params.alpha_once_per_phase)
+    return intra * params.intra.alpha_s + inter * params.inter.alpha_s;
+  return std::max(intra > 0 ? params.intra.alpha_s : 0.0, inter > 0 ? params.inter.alpha_s : 0.0);
+}
+
 double intra_beta(const CostParams& params, int flows) {
   return std::max(params.intra.beta_s_per_byte, flows * params.staging_beta_s_per_byte);
 }

@@ -52,7 +52,18 @@ struct CostParams {
   // shaped links emulate. False where the cores copy the bytes themselves (shared memory here).
   // The parameter server's fan-in and fan-out are priced by it.
   bool alpha_overlaps_bytes = false;
+  // A rank's messages to several peers posted at once in one phase (a linear exchange: the
+  // parameter server's pushes and pulls, `direct`'s vectors, the leader's gather and scatter, a
+  // tree step's two messages) pay one alpha each (false: each message's software, as the shaped
+  // links charge it) or one alpha for the phase (true: alpha as latency that overlaps between
+  // messages). Which held on the 2017 testbed is not known; the paper study's sensitivity table
+  // varies it, nothing else sets it.
+  bool alpha_once_per_phase = false;
 };
+
+// The alpha a rank pays for one phase of `intra` messages inside its node and `inter` messages
+// to other nodes, posted at once (CostParams::alpha_once_per_phase).
+double phase_alpha(const CostParams& params, int intra, int inter);
 
 // When the ranks of a host outnumber its cores they take turns on them: their copies and
 // reductions, which the model otherwise runs in parallel, are serialised (beta and gamma times
