@@ -23,6 +23,7 @@
 #include "bootstrap/bootstrap.hpp"
 #include "bootstrap/mpi_exchange.hpp"
 #include "coll/comm.hpp"
+#include "coll/config.hpp"
 #include "coll/error.hpp"
 #include "coll/shared_memory.hpp"
 #include "mpi_types.hpp"
@@ -83,7 +84,8 @@ class Attachments {
                       "MPI_Comm_create_keyval");
       keyval_.store(keyval, std::memory_order_release);
     });
-    auto exchange = std::make_unique<coll::MpiExchange>(comm);
+    auto exchange =
+        std::make_unique<coll::MpiExchange>(comm, coll::Config::from_environment().timeout_s);
     const int rank = exchange->rank();
     const int size = exchange->size();
     auto created = coll::Comm::from_exchange(rank, size, std::move(exchange));

@@ -1,6 +1,7 @@
 // The C API from a separate C program, bootstrapped both ways; and the MPI bootstrap.
 #include <gtest/gtest.h>
 
+#include "coll/clock.hpp"
 #include "run_command.hpp"
 
 namespace {
@@ -85,6 +86,26 @@ TEST(MpiBootstrap, CommunicatorsAreMadeAgainAfterDestroyAndAfterAbort) {
           << result.output;
     }
   }
+}
+
+// A rank that never comes to a communicator's set-up is an error on the others within twice
+// COLL_TIMEOUT (a rank may take COLL_TIMEOUT to fail its last collective before it joins), not
+// a wait in MPI forever; they leave without MPI_Finalize, so mpirun ends the late rank too.
+TEST(MpiBootstrap, ARankThatNeverJoinsIsAnErrorWithinTwiceTheTimeout) {
+  const double start = coll::now_seconds();
+  const auto result =
+      run_command("COLL_TIMEOUT=3 mpirun --allow-run-as-root --oversubscribe -np 3 " +
+                      std::string(LIFECYCLE_PROGRAM_PATH) + " late-rejoin",
+                  120);
+  EXPECT_NE(result.exit_code, 0) << result.output;
+  for (const char* rank : {"rank 0: ", "rank 1: "}) {
+    EXPECT_NE(result.output.find(rank + std::string("late-rejoin ok")), std::string::npos)
+        << result.output;
+  }
+  EXPECT_NE(result.output.find("not every rank joined within 6 s (twice COLL_TIMEOUT)"),
+            std::string::npos)
+      << result.output;
+  EXPECT_LT(coll::now_seconds() - start, 40) << result.output;
 }
 
 TEST(NativeMpi, UnavailableOutsideMpiWithAClearError) {

@@ -7,6 +7,9 @@
  *   lifecycle_program abort-recreate an all-reduce fails (rank 0 passes another count), every
  *                                     rank aborts its communicator and makes a new one that
  *                                     all-reduces exactly
+ *   lifecycle_program late-rejoin    (under mpirun) every rank makes and destroys a communicator;
+ *                                     then the last rank sleeps while the others make a second
+ *                                     one, which must fail, not wait for it forever
  * Each prints "rank R: <mode> ok ..." when the library behaved, and exits non-zero otherwise. */
 #include <pthread.h>
 #include <stdio.h>
@@ -153,12 +156,32 @@ static int abort_recreate(void) {
   return 0;
 }
 
+static int late_rejoin(void) {
+  collComm_t comm;
+  int rank, size;
+  if (!init(&comm, &rank) || collCommCount(comm, &size) != collSuccess) return 1;
+  if (collCommDestroy(comm) != collSuccess) return 1;
+  if (rank == size - 1) {
+    sleep(60); /* the launcher ends this rank once the others have failed */
+    return 1;
+  }
+  const double start = now_seconds();
+  if (collCommInitFromEnv(&comm) == collSuccess) {
+    fprintf(stderr, "rank %d: a communicator was made without rank %d\n", rank, size - 1);
+    return 1;
+  }
+  printf("rank %d: late-rejoin ok, failed after %.1f s: %s\n", rank, now_seconds() - start,
+         collGetLastError(NULL));
+  return 1;
+}
+
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "";
   if (strcmp(mode, "recreate") == 0) return recreate();
   if (strcmp(mode, "destroy-failed") == 0) return destroy_failed();
   if (strcmp(mode, "abort-thread") == 0) return abort_thread();
   if (strcmp(mode, "abort-recreate") == 0) return abort_recreate();
+  if (strcmp(mode, "late-rejoin") == 0) return late_rejoin();
   fprintf(stderr, "lifecycle_program: unknown mode '%s'\n", mode);
   return 2;
 }

@@ -53,7 +53,7 @@ std::unique_ptr<Bootstrap> bootstrap_from_environment(double timeout_s);
 std::unique_ptr<Bootstrap> make_store_bootstrap(const std::string& address,
                                                 const std::string& token, int rank, int size,
                                                 double timeout_s);
-std::unique_ptr<Bootstrap> make_mpi_bootstrap();
+std::unique_ptr<Bootstrap> make_mpi_bootstrap(double timeout_s);
 // Throws a SystemError naming `what` and MPI's message unless `code` is MPI_SUCCESS (for the
 // MPI bootstrap and the native MPI algorithm).
 void check_mpi(int code, const char* what);

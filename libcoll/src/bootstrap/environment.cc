@@ -21,7 +21,7 @@ std::unique_ptr<Bootstrap> bootstrap_from_environment(double timeout_s) {
     return make_store_bootstrap(*store, *token, static_cast<int>(*rank), static_cast<int>(*size),
                                 timeout_s);
   }
-  if (launched_by_mpi()) return make_mpi_bootstrap();
+  if (launched_by_mpi()) return make_mpi_bootstrap(timeout_s);
   return make_single_bootstrap();
 }
 

@@ -5,6 +5,7 @@
 
 #include "bootstrap/bootstrap.hpp"
 #include "bootstrap/mpi_exchange.hpp"
+#include "coll/error.hpp"
 
 namespace coll {
 namespace {
@@ -44,12 +45,24 @@ class MpiLifetime {
   std::atomic<bool> abandoned_{false};
 };
 
+// An exchange that failed leaves peers that are gone, or messages nobody will take:
+// MPI_Finalize would wait for them.
+template <typename Step>
+auto guarded(Step&& step) {
+  try {
+    return step();
+  } catch (const Error&) {
+    MpiLifetime::of_process().abandon();
+    throw;
+  }
+}
+
 class MpiBootstrap final : public Bootstrap {
  public:
-  MpiBootstrap() {
+  explicit MpiBootstrap(double timeout_s) {
     MpiLifetime::of_process().initialize();
     // Collective: returns once every rank has come.
-    exchange_ = std::make_unique<MpiExchange>(MPI_COMM_WORLD);
+    exchange_ = guarded([&] { return std::make_unique<MpiExchange>(MPI_COMM_WORLD, timeout_s); });
     MpiLifetime::of_process().peers_reached();
   }
 
@@ -65,9 +78,11 @@ class MpiBootstrap final : public Bootstrap {
   int rank() const override { return exchange_->rank(); }
   int size() const override { return exchange_->size(); }
   std::vector<std::string> allgather(const std::string&, const std::string& mine) override {
-    return exchange_->allgather(mine);
+    return guarded([&] { return exchange_->allgather(mine); });
   }
-  void barrier(const std::string&) override { exchange_->barrier(); }
+  void barrier(const std::string&) override {
+    guarded([&] { exchange_->barrier(); });
+  }
   std::string describe() const override { return "mpi"; }
 
  private:
@@ -77,8 +92,8 @@ class MpiBootstrap final : public Bootstrap {
 
 }  // namespace
 
-std::unique_ptr<Bootstrap> make_mpi_bootstrap() {
-  return std::make_unique<MpiBootstrap>();
+std::unique_ptr<Bootstrap> make_mpi_bootstrap(double timeout_s) {
+  return std::make_unique<MpiBootstrap>(timeout_s);
 }
 
 }  // namespace coll
