@@ -20,25 +20,19 @@ COLL_SOCKET_SNDBUF, to choose the send buffer for the link from measurement.
 usage: compare_hosts.py BUILD_DIR OUT_DIR [--rounds 3] [--hosts 2,4] [--rate RATE]
                         [--parts small,large,sndbuf]
 """
-import argparse
 import json
 import os
 import statistics
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-FIXTURE = os.path.join(ROOT, "tests", "multihost")
+from emulated_hosts import FIXTURE, argument_parser, hosts, parse_as_root
+
 TUNED_MALLOC = ("glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=17179869184:"
                 "glibc.malloc.top_pad=268435456")
 SMALL = ["-b", "8", "-e", "64K", "-f", "8"]
 LARGE = ["-b", "8M", "-e", "64M", "-f", "8"]
 SEND_BUFFERS = ["256K", "1M", "4M", "auto"]
-
-
-def hosts(command, run_id, *extra):
-    subprocess.run([os.path.join(FIXTURE, "hosts.sh"), command, run_id, *extra], check=True,
-                   stdout=subprocess.DEVNULL)
 
 
 def mpirun(run_id, ranks, program, arguments, mca=(), environment=()):
@@ -166,17 +160,13 @@ def markdown(cases, send_buffers, command, rate):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("build")
-    parser.add_argument("out")
+    parser = argument_parser(__doc__)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--hosts", default="2,4")
     parser.add_argument("--rate", help="tbf rate per host link, e.g. 2gbit (default: none)")
     parser.add_argument("--parts", default="small,large,sndbuf",
                         help="what to time: small and large sizes, the send buffer's table")
-    args = parser.parse_args()
-    if os.geteuid() != 0:
-        sys.exit("compare_hosts: needs root (network namespaces)")
+    args = parse_as_root(parser, "compare_hosts")
     os.makedirs(args.out, exist_ok=True)
     build = os.path.abspath(args.build)
     scratch = os.path.join(os.path.abspath(args.out), "scratch")

@@ -39,7 +39,6 @@ usage: table7_across_hosts.py BUILD_DIR OUT_DIR [--time-scale 200] [--models res
                               [--burst 32kb] [--queue 64mb] [--inter-alpha] [--same-machine]
                               [--keep-scratch]
 """
-import argparse
 import datetime
 import json
 import os
@@ -51,8 +50,8 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-FIXTURE = os.path.join(ROOT, "tests", "multihost")
+from emulated_hosts import FIXTURE, argument_parser, hosts, parse_as_root
+
 STRATEGIES = ["cntk", "mxnet", "tensorflow", "caffe-mpi", "horovod", "ddp", "best"]
 PER_HOST = 4  # the paper's nodes: 4 GPUs each
 
@@ -69,11 +68,6 @@ def load_average():
 def clean_environment():
     """The caller's COLL_* variables would reach the local runs (the emulation's children)."""
     return {k: v for k, v in os.environ.items() if not k.startswith("COLL_")}
-
-
-def hosts(command, run_id, *extra):
-    subprocess.run([os.path.join(FIXTURE, "hosts.sh"), command, run_id, *extra], check=True,
-                   stdout=subprocess.DEVNULL)
 
 
 def links(preset_shape):
@@ -319,9 +313,7 @@ def markdown(report):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("build")
-    parser.add_argument("out")
+    parser = argument_parser(__doc__)
     parser.add_argument("--time-scale", type=float, default=200)
     parser.add_argument("--models", default="resnet50,googlenet")
     parser.add_argument("--strategies", default=",".join(STRATEGIES))
@@ -337,9 +329,7 @@ def main():
                         help="keep the scratch folder (the cells' logs and JSON; printed)")
     parser.add_argument("--same-machine", action="store_true",
                         help="also run the real-clock emulation's own cell after each TCP cell")
-    args = parser.parse_args()
-    if os.geteuid() != 0:
-        sys.exit("table7_across_hosts: needs root (network namespaces)")
+    args = parse_as_root(parser, "table7_across_hosts")
     started_at, started = datetime.datetime.now(), time.time()
     out = os.path.abspath(args.out)
     os.makedirs(out, exist_ok=True)
