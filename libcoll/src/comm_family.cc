@@ -10,6 +10,17 @@ namespace coll {
 
 CommFamily::CommFamily(Config configuration, std::unique_ptr<Bootstrap> boot)
     : config(std::move(configuration)), bootstrap(std::move(boot)) {
+  try {
+    connect();
+  } catch (...) {
+    // Peers may wait for this rank in an exchange it will not make (and fail after
+    // COLL_TIMEOUT): a bootstrap that would wait for them as it closes is told not to.
+    bootstrap->abandon();
+    throw;
+  }
+}
+
+void CommFamily::connect() {
   build_rank_map();
   const int me = bootstrap->rank();
   TransportOptions options;

@@ -45,6 +45,7 @@ struct CommFamily {
   std::string links_text() const;
 
  private:
+  void connect();
   void build_rank_map();
 };
 

@@ -108,6 +108,21 @@ TEST(MpiBootstrap, ARankThatNeverJoinsIsAnErrorWithinTwiceTheTimeout) {
   EXPECT_LT(coll::now_seconds() - start, 40) << result.output;
 }
 
+// A rank whose own set-up fails (here an unknown transport on rank 1 only) leaves without
+// MPI_Finalize, which would wait for the peers it left in the bootstrap's exchange: mpirun then
+// ends them at once, long before their COLL_TIMEOUT of 30 s.
+TEST(MpiBootstrap, ARankWhoseSetUpFailsEndsTheJobBeforeTheTimeout) {
+  const double start = coll::now_seconds();
+  const auto result = run_command(
+      "COLL_TIMEOUT=30 mpirun --allow-run-as-root --oversubscribe -np 3 -x COLL_TIMEOUT sh -c "
+      "'if [ $OMPI_COMM_WORLD_RANK = 1 ]; then export COLL_TRANSPORT=bogus; fi; exec " +
+          std::string(COLLBENCH_PATH) + " -b 8 -e 8 -n 1 -w 0'",
+      120);
+  EXPECT_NE(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("unknown transport 'bogus'"), std::string::npos) << result.output;
+  EXPECT_LT(coll::now_seconds() - start, 20) << result.output;
+}
+
 TEST(NativeMpi, UnavailableOutsideMpiWithAClearError) {
   const auto result = run_command(std::string(COLLBENCH_PATH) + " --algo native_mpi", 30);
   EXPECT_EQ(result.exit_code, 2) << result.output;
