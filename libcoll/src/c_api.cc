@@ -13,6 +13,8 @@
 #include "coll/comm.hpp"
 #include "coll/env.hpp"
 #include "coll/shared_memory.hpp"
+#include "core/log.hpp"
+#include "transport/network_interfaces.hpp"
 
 struct collComm {
   std::unique_ptr<coll::Comm> comm;
@@ -74,6 +76,21 @@ bool valid_type(const collDataType_t& datatype) {
   return type >= 0 && type < collNumTypes;
 }
 
+// Where collGetUniqueId's store listens: COLL_STORE_HOST, else an address the other hosts can
+// reach (NCCL's ncclGetUniqueId names its bootstrap interface's): the id is made to be shipped to
+// ranks that may run anywhere.
+std::string store_host() {
+  if (auto host = coll::env_string("COLL_STORE_HOST")) return *host;
+  const coll::InterfaceChoice choice = coll::choose_rendezvous_interface(
+      coll::ipv4_interfaces(), coll::interface_filter_from_environment());
+  if (coll::log_enabled(coll::LogLevel::Info)) {
+    coll::log_line(coll::LogLevel::Info, 0,
+                   "collGetUniqueId: the store listens on " + choice.interface.name + " " +
+                       choice.interface.address + " (" + choice.why + ")");
+  }
+  return choice.interface.address;
+}
+
 template <typename Body>
 collResult_t guarded(collComm_t comm, Body&& body) {
   try {
@@ -95,8 +112,7 @@ extern "C" {
 collResult_t collGetUniqueId(collUniqueId* unique_id) {
   if (unique_id == nullptr) return fail(nullptr, collInvalidArgument, "collGetUniqueId: null id");
   return guarded(nullptr, [&] {
-    const std::string host = coll::env_string("COLL_STORE_HOST").value_or("127.0.0.1");
-    auto server = std::make_unique<coll::StoreServer>(host, 0, coll::make_job_token());
+    auto server = std::make_unique<coll::StoreServer>(store_host(), 0, coll::make_job_token());
     const std::string text = server->address() + " " + server->token();
     if (text.size() >= sizeof unique_id->internal) {
       throw coll::Error(coll::Status::InternalError, "store address too long for a unique id");

@@ -1,6 +1,7 @@
 // Which interface a rank's sockets listen on: loopback on one host, never across hosts; the route
 // to the store first, then a subnet every other host shares; COLL_SOCKET_IFNAME's prefixes, exact
-// names and exclusions as NCCL_SOCKET_IFNAME reads them; one clear line where nothing fits.
+// names and exclusions as NCCL_SOCKET_IFNAME reads them; one clear line where nothing fits; where
+// collGetUniqueId's store listens.
 #include "transport/network_interfaces.hpp"
 
 #include <gtest/gtest.h>
@@ -97,6 +98,32 @@ TEST(NetworkInterfaces, NothingThatFitsIsOneClearLine) {
   question.mine = {interface("lo=127.0.0.1/8")};
   EXPECT_THROW(coll::choose_interface(question), coll::Error);
   EXPECT_THROW(InterfaceFilter::parse("^", "COLL_SOCKET_IFNAME"), coll::Error);
+}
+
+// collGetUniqueId's store, made before the ranks' hosts are known: an interface other hosts
+// reach, never loopback while the host has another; the filter decides where it is set.
+TEST(NetworkInterfaces, ARendezvousListensWhereOtherHostsReachIt) {
+  const InterfaceQuestion question = on_two_networks();
+  const auto rendezvous = [&](const std::optional<InterfaceFilter>& filter) {
+    return coll::choose_rendezvous_interface(question.mine, filter).interface.address;
+  };
+  EXPECT_EQ(rendezvous(std::nullopt), "10.1.0.2");
+  EXPECT_EQ(coll::choose_rendezvous_interface(question.mine, std::nullopt).why,
+            "the first interface but loopback");
+  EXPECT_EQ(rendezvous(InterfaceFilter::parse("ib", "COLL_SOCKET_IFNAME")), "10.2.0.2");
+  EXPECT_EQ(rendezvous(InterfaceFilter::parse("=lo", "COLL_SOCKET_IFNAME")), "127.0.0.1");
+  EXPECT_THROW(rendezvous(InterfaceFilter::parse("wlan", "COLL_SOCKET_IFNAME")), coll::Error);
+  // Bridges come last; a host with nothing but loopback serves on loopback.
+  EXPECT_EQ(coll::choose_rendezvous_interface(
+                {interface("lo=127.0.0.1/8"), interface("docker0=172.17.0.1/16"),
+                 interface("ens3=192.0.2.7/24")},
+                std::nullopt)
+                .interface.name,
+            "ens3");
+  EXPECT_EQ(coll::choose_rendezvous_interface({interface("lo=127.0.0.1/8")}, std::nullopt)
+                .interface.address,
+            "127.0.0.1");
+  EXPECT_EQ(coll::choose_rendezvous_interface({}, std::nullopt).interface.address, "127.0.0.1");
 }
 
 TEST(NetworkInterfaces, ThisHostHasLoopback) {

@@ -59,7 +59,9 @@ typedef enum {
 
 #define COLL_UNIQUE_ID_BYTES 128
 /* Names the job's rendezvous: the store address and the job token. Rank 0 creates it with
- * collGetUniqueId (which starts the store in that process) and ships it to the others. */
+ * collGetUniqueId (which starts the store in that process, on COLL_STORE_HOST or else on the
+ * interface other hosts reach) and ships it to the others. A job going on after a failure
+ * (collCommAbort on every rank) needs a new id: a failed job's store keeps its abort message. */
 typedef struct {
   char internal[COLL_UNIQUE_ID_BYTES];
 } collUniqueId;

@@ -188,6 +188,22 @@ InterfaceChoice choose_interface(const InterfaceQuestion& question) {
   return {candidates.front(), "the first interface (no subnet shared with every other host)"};
 }
 
+InterfaceChoice choose_rendezvous_interface(const std::vector<NetworkInterface>& mine,
+                                            const std::optional<InterfaceFilter>& filter) {
+  const bool only_loopback =
+      std::all_of(mine.begin(), mine.end(), [](const NetworkInterface& i) { return i.loopback(); });
+  if (only_loopback && !filter) {
+    const auto loopback = std::find_if(mine.begin(), mine.end(),
+                                       [](const NetworkInterface& i) { return i.loopback(); });
+    if (loopback != mine.end()) return {*loopback, "no interface but loopback on this host"};
+    return {*NetworkInterface::deserialize("lo=127.0.0.1/8"), "no interface on this host"};
+  }
+  InterfaceChoice choice = choose_interface({mine, filter, true, std::nullopt, {}});
+  choice.why = filter ? "matches " + filter->variable() + "='" + filter->text() + "'"
+                      : "the first interface but loopback";
+  return choice;
+}
+
 std::optional<std::string> interface_routing_to(const std::string& host) {
   addrinfo hints{};
   hints.ai_family = AF_INET;

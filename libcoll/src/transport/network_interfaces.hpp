@@ -65,6 +65,14 @@ struct InterfaceQuestion {
 // Throws InvalidArgument naming the variable and this host's interfaces when none fits.
 InterfaceChoice choose_interface(const InterfaceQuestion& question);
 
+// Where a rendezvous this host serves listens (collGetUniqueId's store), chosen before anyone
+// knows where the job's other ranks run: the interface a job across hosts would use, the filter's
+// (COLL_SOCKET_IFNAME) else the first one but loopback, bridges last, as NCCL's bootstrap picks
+// its own; loopback only where the host has no other interface. Throws as choose_interface
+// where the filter matches none.
+InterfaceChoice choose_rendezvous_interface(const std::vector<NetworkInterface>& mine,
+                                            const std::optional<InterfaceFilter>& filter);
+
 // The name of the interface through which this host reaches `host` (a name or an IPv4
 // address); none for a loopback address or one that cannot be resolved or routed.
 std::optional<std::string> interface_routing_to(const std::string& host);
