@@ -29,6 +29,23 @@ TEST(CApi, InitFromUniqueId) {
   }
 }
 
+// The NCCL-shaped start-up as an MPI program does it, on one host with no COLL_* variable: rank 0's
+// collGetUniqueId, the id sent by MPI_Bcast, collCommInitRank; and recovery on that path: after a
+// failed all-reduce every rank aborts, rank 0 makes a new id and the ranks init again from it.
+// Across hosts: tests/multihost/uniqueid_across_hosts.sh.
+TEST(CApi, UniqueIdSentOverMpiInitsAndRecoversAfterAnAbort) {
+  for (const char* mode : {"init", "abort-recreate"}) {
+    const auto result = run_command("mpirun --allow-run-as-root --oversubscribe -np 3 " +
+                                        std::string(UNIQUEID_PROGRAM_PATH) + " " + mode,
+                                    120);
+    EXPECT_EQ(result.exit_code, 0) << mode << ":\n" << result.output;
+    for (const char* rank : {"rank 0: ", "rank 1: ", "rank 2: "}) {
+      EXPECT_NE(result.output.find(rank + std::string(mode) + " ok"), std::string::npos)
+          << result.output;
+    }
+  }
+}
+
 TEST(AsyncApi, QueuedAllreducesCompleteInOrderAndExact) {
   for (const char* shape : {"--ranks-per-node 3", "--nodes 2 --ranks-per-node 2"}) {
     const auto result = run_command(
