@@ -19,7 +19,6 @@ import ctypes
 import json
 import mmap
 import os
-import socket
 import statistics
 import sys
 import time
@@ -27,6 +26,8 @@ import time
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
+
+from torch_ranks import free_port, init
 
 MADV_HUGEPAGE = 14
 UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
@@ -147,11 +148,7 @@ def replay(args, rank, ranks):
 
 def rank_main(rank, args, port, failures):
     os.environ["GLOO_SOCKET_IFNAME"] = "lo"
-    if args.backend == "coll":
-        sys.path.insert(0, args.module_dir)
-        import coll_torch  # noqa: F401  registers the backend
-    dist.init_process_group(args.backend, init_method=f"tcp://127.0.0.1:{port}", rank=rank,
-                            world_size=args.ranks)
+    init(args.backend, args.module_dir, port, rank, args.ranks)
     torch.set_num_threads(1)
     report = replay(args, rank, args.ranks) if args.model_gradients else sweep(args, rank, args.ranks)
     report = {"tool": "torch_allreduce", "backend": args.backend, "ranks": args.ranks, "type": "float", "op": "sum",
@@ -186,9 +183,7 @@ def main():
         parser.error("need --ranks >= 1, -f >= 2, -n >= 1 and 4 <= -b <= -e")
     if args.backend == "coll" and not args.module_dir:
         parser.error("--backend coll needs --module-dir (the folder of the coll_torch module)")
-    with socket.socket() as probe:  # a free port for the rendezvous
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()  # for the rendezvous
     failures = mp.get_context("spawn").Value("i", 0)
     mp.start_processes(rank_main, args=(args, port, failures), nprocs=args.ranks, join=True,
                        start_method="spawn")

@@ -14,7 +14,6 @@ usage: torch_call_overhead.py --module-dir DIR [-n 20000] [--rounds 3]
 import argparse
 import json
 import os
-import socket
 import statistics
 import sys
 import time
@@ -23,12 +22,11 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
+from torch_ranks import free_port, init
+
 
 def rank_main(rank, module_dir, port, calls, results):
-    sys.path.insert(0, module_dir)
-    import coll_torch  # noqa: F401  registers the backend
-    dist.init_process_group("coll", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
-                            world_size=2)
+    init("coll", module_dir, port, rank, 2)
     torch.set_num_threads(1)
     tensor = torch.ones(2)
     group = dist.distributed_c10d._get_default_group()
@@ -49,9 +47,7 @@ def rank_main(rank, module_dir, port, calls, results):
 
 
 def measure(module_dir, calls):
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     results = mp.get_context("spawn").Manager().dict()
     mp.start_processes(rank_main, args=(module_dir, port, calls, results), nprocs=2, join=True,
                        start_method="spawn")

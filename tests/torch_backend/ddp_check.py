@@ -8,20 +8,15 @@ Each rank is this script with --worker, started on 127.0.0.1 with a TCPStore ren
 """
 import argparse
 import datetime
-import json
 import os
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench",
+                                "peers"))
+from torch_ranks import free_port, init, report, run_ranks  # noqa: E402
 
 
 def expect_error(action, words, rank):
@@ -107,18 +102,12 @@ def worker(args):
     import torch.distributed as dist
     from torch.nn.parallel import DistributedDataParallel
 
-    if args.backend == "coll":
-        sys.path.insert(0, args.module_dir)
-        import coll_torch  # noqa: F401  registers the backend
-    rank, size = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
-    dist.init_process_group(args.backend, init_method=f"tcp://127.0.0.1:{args.port}",
-                            rank=rank, world_size=size, timeout=STORE_TIMEOUT)
+    rank, size = init(args.backend, args.module_dir, args.port, timeout=STORE_TIMEOUT)
     if args.check_collectives and args.backend == "coll":
         check_collectives(dist, torch, rank, size)
         # A collective that failed leaves the communicator unusable: start a fresh group.
         dist.destroy_process_group()
-        dist.init_process_group(args.backend, init_method=f"tcp://127.0.0.1:{args.port2}",
-                                rank=rank, world_size=size, timeout=STORE_TIMEOUT)
+        init(args.backend, args.module_dir, args.port2, timeout=STORE_TIMEOUT)
 
     torch.manual_seed(0)
     torch.set_num_threads(1)
@@ -140,33 +129,19 @@ def worker(args):
     torch.save([p.detach() for p in model.parameters()], args.output)
     dist.destroy_process_group()
     warm = times[len(times) // 4:]
-    print("RESULT " + json.dumps({"rank": rank, "iteration_ms": 1e3 * statistics.median(warm)}),
-          flush=True)
+    report({"rank": rank, "iteration_ms": 1e3 * statistics.median(warm)})
 
 
 def launch(args, backend, directory):
     ports = (free_port(), free_port())
-    processes = []
-    for rank in range(args.ranks):
-        environment = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(args.ranks))
-        command = [sys.executable, __file__, "--worker", "--backend", backend, "--port",
-                   str(ports[0]), "--port2", str(ports[1]), "--module-dir", args.module_dir,
-                   "--steps", str(args.steps), "--hidden", str(args.hidden), "--output",
-                   os.path.join(directory, f"{backend}_{rank}.pt")]
-        if args.check_collectives:
-            command.append("--check-collectives")
-        processes.append(subprocess.Popen(command, env=environment, stdout=subprocess.PIPE,
-                                          stderr=subprocess.STDOUT, text=True))
-    results = []
-    failed = False
-    for rank, process in enumerate(processes):
-        output, _ = process.communicate(timeout=900)
-        if process.returncode != 0:
-            failed = True
-            print(f"--- {backend} rank {rank} exited {process.returncode}:\n{output}")
-        results += [json.loads(line[7:]) for line in output.splitlines()
-                    if line.startswith("RESULT ")]
-    if failed:
+    command = [sys.executable, __file__, "--worker", "--backend", backend, "--port",
+               str(ports[0]), "--port2", str(ports[1]), "--module-dir", args.module_dir,
+               "--steps", str(args.steps), "--hidden", str(args.hidden), "--output",
+               os.path.join(directory, f"{backend}_{{rank}}.pt")]
+    if args.check_collectives:
+        command.append("--check-collectives")
+    results = run_ranks(command, args.ranks, label=backend)
+    if results is None:
         sys.exit(f"FAIL: {backend} with {args.ranks} ranks")
     return max(result["iteration_ms"] for result in results)
 
