@@ -1,18 +1,25 @@
 #!/usr/bin/python3
 """One DistributedDataParallel training step of torchvision's ResNet-50, backend coll against gloo.
 
-CPU, float32, torchvision.models.resnet50() (random weights, torch.manual_seed(0)), SGD (lr 0.01,
-momentum 0.9), cross entropy on a synthetic batch per rank (--batch images of --resolution
+CPU, float32, torchvision.models.resnet50() (random weights, torch.manual_seed(0)), SGD (--lr
+0.01, momentum 0.9), cross entropy on a synthetic batch per rank (--batch images of --resolution
 squared pixels, labels of 1000 classes, from a generator seeded 1000 + rank: the same data under
 both backends). Each rank is this script with --worker, one thread of torch (torch.set_num_threads
 (1)), started on 127.0.0.1 with a TCPStore rendezvous (bench/peers/torch_ranks.py); coll is the
 coll_torch module from --module-dir.
 
+Why 16 images of 64x64 by default: Debian's torch 1.13 runs a single-threaded 1x1 convolution of
+a batch under 16 images through its own convolution over netlib's reference BLAS rather than
+oneDNN; 2 images of 224x224 took 45-51 s forward and backward on one core of the 2-core build VM
+(loaded), 16 of 64x64 about 6 s. The gradient all-reduced (25.6 M float32 parameters, 102 MB in
+5 of DDP's buckets) is the same at any resolution.
+
 Rounds are interleaved, gloo then coll, fresh processes each; in a round each backend runs
 --warmup + --steps iterations, each iteration after a barrier:
-  1. the step without communication: forward and backward under ddp.no_sync() (DDP still
-     broadcasts the BatchNorm buffers from rank 0 at the forward, as in every step), then
-     zero_grad; the optimizer does not step, so the parameters are not changed;
+  1. the step without communication: zero_grad, forward and backward under ddp.no_sync() (DDP
+     still broadcasts the BatchNorm buffers from rank 0 at the forward, as in every step); the
+     optimizer does not step, so the parameters are not changed; the rank's own gradient is
+     kept for the check below;
   2. after a barrier, the step: zero_grad, forward, backward (DDP all-reduces the gradient
      buckets while the backward runs), optimizer.step.
 The step's gradient all-reduce goes through a DDP comm hook that is torch's own default
@@ -29,17 +36,27 @@ when each bucket was handed to the backend and when its future completed. Per it
   step_cpu_ms      CPU time the rank's process (all its threads) used in the step;
   no_sync_cpu_ms   the same in the step without communication: above the wall time where a
                    thread besides the computing one kept a core busy
-each the slowest rank's (the largest); warm-up iterations (the first rebuilds DDP's buckets) are left out. A
-run's figure is the median of its iterations; the table gives median [min-max] over rounds.
-Every rank saves the first step's all-reduced gradients (the all-reduce alone: same parameters,
-same data) and its parameters after the last step: the ranks of a run must agree exactly, and
-coll's must equal gloo's of the same round within float rounding (the largest differences are
-reported; gradients: within 1e-5 of each tensor's largest magnitude, as sums over the ranks in
-another order differ; parameters: rtol 1e-5, atol 1e-6 element by element, as
-tests/torch_backend/ddp_check.py); otherwise exit 1, after the table and files are written.
+each the slowest rank's (the largest); warm-up iterations (the first rebuilds DDP's buckets)
+are left out. A run's figure is the median of its iterations; the table gives median [min-max]
+over rounds, and gloo's / coll's round by round.
+Results are checked; a failed check exits 1 after the table and files are written:
+  - every step's all-reduced gradients, on every rank, against the mean of the ranks' own
+    gradients (from step 1.) summed in float64 over a Gloo group of its own (outside the timed
+    steps): within 1e-5 of each tensor's largest magnitude (a sum over the ranks in another
+    order differs in the last place of its terms, not of each, possibly cancelled, result);
+  - the first step's all-reduced gradients (same parameters, same data under both backends):
+    coll's against gloo's within the same bound;
+  - the parameters after the last step: the ranks of a run identical; coll's against gloo's
+    element by element (rtol 1e-5, atol 1e-6, as tests/torch_backend/ddp_check.py), required
+    at 2 ranks only, where the sum of two is the same in any order (and the results are
+    identical). At more ranks the backends add in other orders, and this training turns a
+    last-place difference in the gradients into differences of order 0.1 in a few steps (Gloo
+    against itself with the sum taken in float64 differs from Gloo as much as coll does:
+    bench/results/ddp-resnet50-2026-12-07/README.md): reported, not required.
+The largest differences are reported.
 
 usage: torch_ddp_resnet50.py --module-dir DIR [--ranks 2,4] [--rounds 3] [--steps 3]
-       [--warmup 1] [--batch 16] [--resolution 64] [--json FILE] [--markdown FILE]
+       [--warmup 1] [--batch 16] [--resolution 64] [--lr 0.01] [--json FILE] [--markdown FILE]
 Exits 77 (skipped) when torch or torchvision is missing.
 """
 import argparse
@@ -101,6 +118,22 @@ def in_flight(spans):
     return total
 
 
+def deviation_from_reference(dist, torch, local, parameters, group, size):
+    """The step's all-reduced gradients (parameters' .grad) against the mean of every rank's own
+    gradient (local, float64), summed in float64 over group: the largest difference against the
+    tensor's largest value."""
+    flat = torch.cat([gradient.flatten() for gradient in local])
+    dist.all_reduce(flat, group=group)
+    flat /= size
+    worst, offset = 0.0, 0
+    for parameter in parameters:
+        want = flat[offset:offset + parameter.numel()].view_as(parameter)
+        offset += parameter.numel()
+        worst = max(worst, ((parameter.grad.double() - want).abs().max() /
+                            want.abs().max().clamp_min(1e-30)).item())
+    return worst
+
+
 def worker(args):
     import torch
     import torch.distributed as dist
@@ -115,7 +148,11 @@ def worker(args):
     ddp = DistributedDataParallel(model)
     timer = BucketTimer()
     ddp.register_comm_hook(None, timer.hook)
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    # The reference sum of every step's gradients (below), outside the timed steps: Gloo in
+    # float64 under both backends.
+    reference_group = dist.new_group(backend="gloo")
+    parameters = list(model.parameters())
+    optimizer = torch.optim.SGD(parameters, lr=args.lr, momentum=0.9)
     generator = torch.Generator().manual_seed(1000 + rank)
     loss = torch.nn.functional.cross_entropy
     iterations = []
@@ -124,10 +161,11 @@ def worker(args):
         labels = torch.randint(0, 1000, (args.batch,), generator=generator)
         dist.barrier()
         start, cpu = time.perf_counter(), time.process_time()
+        optimizer.zero_grad()  # the last step's all-reduced gradients
         with ddp.no_sync():
             loss(ddp(images), labels).backward()
         no_sync, no_sync_cpu = time.perf_counter() - start, time.process_time() - cpu
-        optimizer.zero_grad()
+        local = [parameter.grad.detach().double() for parameter in parameters]
         dist.barrier()
         timer.take()
         start, cpu = time.perf_counter(), time.process_time()
@@ -136,12 +174,15 @@ def worker(args):
         value.backward()
         backward_done = time.perf_counter()
         if not iterations:  # the first step's all-reduced gradients, before any update
-            first_gradients = [p.grad.detach().clone() for p in model.parameters()]
+            first_gradients = [p.grad.detach().clone() for p in parameters]
         optimizer.step()
         end, step_cpu = time.perf_counter(), time.process_time() - cpu
         spans = timer.take()
         if not spans or any(stop is None for _, stop in spans):
             sys.exit(f"rank {rank}: the step's all-reduce was not seen by the comm hook")
+        deviation = deviation_from_reference(dist, torch, local, parameters, reference_group,
+                                             size)
+        del local
         iterations.append({
             "step_ms": 1e3 * (end - start), "fwd_bwd_ms": 1e3 * (backward_done - start),
             "no_sync_ms": 1e3 * no_sync, "sync_ms": 1e3 * (backward_done - start - no_sync),
@@ -149,11 +190,12 @@ def worker(args):
             "exposed_ms": 1e3 * (max(stop for _, stop in spans) - max(s for s, _ in spans)),
             "optimizer_ms": 1e3 * (end - backward_done), "step_cpu_ms": 1e3 * step_cpu,
             "no_sync_cpu_ms": 1e3 * no_sync_cpu, "buckets": len(spans),
-            "loss": value.item()})
-    torch.save({"parameters": [p.detach() for p in model.parameters()],
+            "loss": value.item(), "deviation": deviation})
+    torch.save({"parameters": [p.detach() for p in parameters],
                 "gradients": first_gradients}, args.output)
     dist.destroy_process_group()
-    report({"rank": rank, "iterations": iterations[args.warmup:]})
+    report({"rank": rank, "iterations": iterations[args.warmup:],
+            "deviation": max(iteration["deviation"] for iteration in iterations)})
 
 
 def load_average():
@@ -165,7 +207,7 @@ def run_backend(args, backend, ranks, output):
     command = [sys.executable, os.path.abspath(__file__), "--worker", "--backend", backend,
                "--port", str(free_port()), "--module-dir", args.module_dir, "--steps",
                str(args.steps), "--warmup", str(args.warmup), "--batch", str(args.batch),
-               "--resolution", str(args.resolution), "--output", output]
+               "--resolution", str(args.resolution), "--lr", str(args.lr), "--output", output]
     environment = dict(os.environ)
     environment.setdefault("COLL_TIMEOUT", "600")  # a rank may wait out a slow peer's step
     load_before, began = load_average(), time.monotonic()
@@ -179,6 +221,7 @@ def run_backend(args, backend, ranks, output):
         iteration["buckets"] = per_rank[0][i]["buckets"]
         iteration["loss_rank0"] = per_rank[0][i]["loss"]
     return {"backend": backend, "ranks": ranks, "load_before": load_before,
+            "deviation": max(result["deviation"] for result in results),
             "load_after": load_average(), "seconds": round(time.monotonic() - began, 1),
             "iterations": slowest,
             "median": {field: statistics.median(it[field] for it in slowest) for field in FIELDS}}
@@ -267,16 +310,26 @@ def markdown(report_, ranks_list):
     tolerance = {"gradients": f"{GRADIENT_TOL:g} of each tensor's largest value",
                  "parameters": f"rtol {RTOL:g}, atol {ATOL:g}"}
     for ranks in ranks_list:
+        deviations = ", ".join(
+            f"{backend} " + format(max(run["deviation"] for run in report_["runs"]
+                                       if run["ranks"] == ranks and run["backend"] == backend),
+                                   ".3g") for backend in BACKENDS)
+        lines.append(f"{ranks} ranks, every step's all-reduced gradients against the mean of the "
+                     f"ranks' own gradients summed in float64, largest difference against the "
+                     f"tensor's largest value: {deviations} (tolerance {GRADIENT_TOL:g}).")
         checks = report_["checks"][str(ranks)]
+        updates = report_["warmup"] + report_["steps"]
         for what, when in (("gradients", "the first step's all-reduced gradients"),
-                           ("parameters", f"the parameters after {report_['warmup'] + report_['steps']} steps")):
+                           ("parameters", f"the parameters after {updates} steps")):
             mine = [check[what] for check in checks]
             lines.append(
                 f"{ranks} ranks, {when}, coll against gloo: largest difference "
                 f"{max(c['max_abs_difference'] for c in mine):.3g} (largest against the "
                 f"tensor's largest value {max(c['max_normwise_difference'] for c in mine):.3g}); "
                 f"identical in {sum(c['identical'] for c in mine)} of {len(mine)} rounds, within "
-                f"{tolerance[what]} in {sum(c['within_rounding'] for c in mine)}.")
+                f"{tolerance[what]} in {sum(c['within_rounding'] for c in mine)}" +
+                (" (not required beyond 2 ranks: see the script's header)."
+                 if what == "parameters" and ranks > 2 else "."))
         again = ", ".join(f"{backend} {sum(c['as_first_round'][backend] for c in checks)}"
                           for backend in BACKENDS)
         lines.append(f"{ranks} ranks, rounds whose gradients and parameters are identical to the "
@@ -297,6 +350,7 @@ def main():
     parser.add_argument("--warmup", type=int, default=1)
     parser.add_argument("--batch", type=int, default=16, help="images per rank")
     parser.add_argument("--resolution", type=int, default=64)
+    parser.add_argument("--lr", type=float, default=0.01, help="SGD's learning rate")
     parser.add_argument("--json")
     parser.add_argument("--markdown")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
@@ -352,7 +406,7 @@ def main():
         "model": "torchvision.models.resnet50", "parameters_count":
             sum(p.numel() for p in torchvision.models.resnet50().parameters()),
         "batch_per_rank": args.batch, "resolution": args.resolution, "dtype": "float32",
-        "optimizer": "SGD lr 0.01 momentum 0.9", "threads_per_rank": 1,
+        "optimizer": f"SGD lr {args.lr:g} momentum 0.9", "threads_per_rank": 1,
         "rounds": args.rounds, "steps": args.steps, "warmup": args.warmup,
         "order": "interleaved: " + ", ".join(BACKENDS) + " per round, fresh processes",
         "unit": "ms, slowest rank per iteration; medians per run",
@@ -368,7 +422,10 @@ def main():
             handle.write(table)
     wrong = [f"{what} at {ranks} ranks, round {check['round'] + 1}"
              for ranks, mine in checks.items() for check in mine
-             for what in ("gradients", "parameters") if not check[what]["within_rounding"]]
+             for what in ("gradients", "parameters") if not check[what]["within_rounding"] and
+             (what == "gradients" or ranks == "2")]
+    wrong += [f"{run['backend']}'s all-reduce at {run['ranks']} ranks, round {run['round'] + 1}"
+              for run in runs if run["deviation"] > GRADIENT_TOL]
     if wrong:
         print(f"FAIL: coll's results differ from gloo's beyond rounding: {'; '.join(wrong)}")
         return 1
