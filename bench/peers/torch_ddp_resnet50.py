@@ -33,9 +33,12 @@ when each bucket was handed to the backend and when its future completed. Per it
   exposed_ms       from the last bucket's hand-off (the backward's last gradient) to its
                    completion: the all-reduce the backward waited for
   optimizer_ms     optimizer.step
-  step_cpu_ms      CPU time the rank's process (all its threads) used in the step;
-  no_sync_cpu_ms   the same in the step without communication: above the wall time where a
-                   thread besides the computing one kept a core busy
+  step_cpu_ms      CPU time the rank's process used in the step: step_main_cpu_ms in the
+                   thread that computes (and calls torch.distributed), step_other_cpu_ms in
+                   its other threads (the backend's, torch's);
+  no_sync_cpu_ms   the same in the step without communication (and its _main_, _other_ parts);
+  barrier_ms       the two barriers before the steps (untimed above), and barrier_cpu_ms the
+                   CPU time the process used in them: waiting for the slower rank
 each the slowest rank's (the largest); warm-up iterations (the first rebuilds DDP's buckets)
 are left out. A run's figure is the median of its iterations; the table gives median [min-max]
 over rounds, and gloo's / coll's round by round.
@@ -74,8 +77,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from torch_ranks import free_port, init, report, run_ranks  # noqa: E402
 
 BACKENDS = ("gloo", "coll")  # the order within a round
-FIELDS = ("step_ms", "fwd_bwd_ms", "no_sync_ms", "sync_ms", "allreduce_ms", "exposed_ms",
-          "optimizer_ms", "step_cpu_ms", "no_sync_cpu_ms")
+TIME_FIELDS = ("step_ms", "fwd_bwd_ms", "no_sync_ms", "sync_ms", "allreduce_ms", "exposed_ms",
+               "optimizer_ms")
+CPU_FIELDS = ("step_main_cpu_ms", "step_other_cpu_ms", "no_sync_main_cpu_ms",
+              "no_sync_other_cpu_ms", "barrier_ms", "barrier_cpu_ms")
+FIELDS = TIME_FIELDS + CPU_FIELDS + ("step_cpu_ms", "no_sync_cpu_ms")
 STORE_TIMEOUT = datetime.timedelta(seconds=600)
 RTOL, ATOL = 1e-5, 1e-6  # parameters, element by element, as tests/torch_backend/ddp_check.py
 GRADIENT_TOL = 1e-5  # gradients: the largest difference against the tensor's largest value
@@ -103,6 +109,26 @@ class BucketTimer:
     def take(self):
         spans, self.spans = self.spans, []
         return spans
+
+
+class Clock:
+    """Wall time, the process's CPU time (all threads) and this thread's, over the stretches
+    between construction or resume() and pause()."""
+
+    def __init__(self):
+        self.wall_ms = self.cpu_ms = self.thread_cpu_ms = 0.0
+        self.began = time.perf_counter()
+        self.resume()
+
+    def resume(self):
+        self._marks = (time.perf_counter(), time.process_time(), time.thread_time())
+
+    def pause(self):
+        now = (time.perf_counter(), time.process_time(), time.thread_time())
+        self.ended = now[0]
+        self.wall_ms += 1e3 * (now[0] - self._marks[0])
+        self.cpu_ms += 1e3 * (now[1] - self._marks[1])
+        self.thread_cpu_ms += 1e3 * (now[2] - self._marks[2])
 
 
 def in_flight(spans):
@@ -159,16 +185,20 @@ def worker(args):
     for _ in range(args.warmup + args.steps):
         images = torch.randn(args.batch, 3, args.resolution, args.resolution, generator=generator)
         labels = torch.randint(0, 1000, (args.batch,), generator=generator)
+        waited = Clock()
         dist.barrier()
-        start, cpu = time.perf_counter(), time.process_time()
+        waited.pause()
+        no_sync = Clock()
         optimizer.zero_grad()  # the last step's all-reduced gradients
         with ddp.no_sync():
             loss(ddp(images), labels).backward()
-        no_sync, no_sync_cpu = time.perf_counter() - start, time.process_time() - cpu
+        no_sync.pause()
         local = [parameter.grad.detach().double() for parameter in parameters]
+        waited.resume()
         dist.barrier()
+        waited.pause()
         timer.take()
-        start, cpu = time.perf_counter(), time.process_time()
+        step = Clock()
         optimizer.zero_grad()
         value = loss(ddp(images), labels)
         value.backward()
@@ -176,7 +206,7 @@ def worker(args):
         if not iterations:  # the first step's all-reduced gradients, before any update
             first_gradients = [p.grad.detach().clone() for p in parameters]
         optimizer.step()
-        end, step_cpu = time.perf_counter(), time.process_time() - cpu
+        step.pause()
         spans = timer.take()
         if not spans or any(stop is None for _, stop in spans):
             sys.exit(f"rank {rank}: the step's all-reduce was not seen by the comm hook")
@@ -184,13 +214,18 @@ def worker(args):
                                              size)
         del local
         iterations.append({
-            "step_ms": 1e3 * (end - start), "fwd_bwd_ms": 1e3 * (backward_done - start),
-            "no_sync_ms": 1e3 * no_sync, "sync_ms": 1e3 * (backward_done - start - no_sync),
+            "step_ms": step.wall_ms, "fwd_bwd_ms": 1e3 * (backward_done - step.began),
+            "no_sync_ms": no_sync.wall_ms,
+            "sync_ms": 1e3 * (backward_done - step.began) - no_sync.wall_ms,
             "allreduce_ms": 1e3 * in_flight(spans),
             "exposed_ms": 1e3 * (max(stop for _, stop in spans) - max(s for s, _ in spans)),
-            "optimizer_ms": 1e3 * (end - backward_done), "step_cpu_ms": 1e3 * step_cpu,
-            "no_sync_cpu_ms": 1e3 * no_sync_cpu, "buckets": len(spans),
-            "loss": value.item(), "deviation": deviation})
+            "optimizer_ms": 1e3 * (step.ended - backward_done),
+            "step_cpu_ms": step.cpu_ms, "step_main_cpu_ms": step.thread_cpu_ms,
+            "step_other_cpu_ms": step.cpu_ms - step.thread_cpu_ms,
+            "no_sync_cpu_ms": no_sync.cpu_ms, "no_sync_main_cpu_ms": no_sync.thread_cpu_ms,
+            "no_sync_other_cpu_ms": no_sync.cpu_ms - no_sync.thread_cpu_ms,
+            "barrier_ms": waited.wall_ms, "barrier_cpu_ms": waited.cpu_ms,
+            "buckets": len(spans), "loss": value.item(), "deviation": deviation})
     torch.save({"parameters": [p.detach() for p in parameters],
                 "gradients": first_gradients}, args.output)
     dist.destroy_process_group()
@@ -291,19 +326,23 @@ def markdown(report_, ranks_list):
              f"torch {report_['torch']}, torchvision {report_['torchvision']}, commit "
              f"{report_['commit']}; {report_['order']}.", "",
              "| ranks | backend | step ms | fwd+bwd ms | no_sync fwd+bwd ms | sync cost ms | "
-             "all-reduce in flight ms | exposed all-reduce ms | optimizer ms | step CPU ms | "
-             "no_sync CPU ms |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "all-reduce in flight ms | exposed all-reduce ms | optimizer ms |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    cpu = ["| ranks | backend | step CPU ms, main thread | step CPU ms, other threads | "
+           "no_sync CPU ms, main thread | no_sync CPU ms, other threads | barriers ms | "
+           "barriers CPU ms |", "|---|---|---|---|---|---|---|---|"]
     for ranks in ranks_list:
         summary = report_["summary"][str(ranks)]
         for backend in BACKENDS:
             row = summary[backend]
             lines.append(f"| {ranks} | {backend} | " +
-                         " | ".join(shown(row[field]) for field in FIELDS) + " |")
+                         " | ".join(shown(row[field]) for field in TIME_FIELDS) + " |")
+            cpu.append(f"| {ranks} | {backend} | " +
+                       " | ".join(shown(row[field]) for field in CPU_FIELDS) + " |")
         ratio = summary["gloo_over_coll"]
         lines.append(f"| {ranks} | gloo / coll | {shown(ratio['step_ms'], 2)} | | | | "
-                     f"{shown(ratio['allreduce_ms'], 2)} | | | | |")
-    lines.append("")
+                     f"{shown(ratio['allreduce_ms'], 2)} | | |")
+    lines += ["", *cpu, ""]
     lines.append(f"Median [min-max] over {report_['rounds']} rounds (each round's figure: the "
                  f"median of its {report_['steps']} timed steps, the slowest rank's); gloo / coll "
                  "per round.")
