@@ -15,7 +15,8 @@ oneDNN; 2 images of 224x224 took 45-51 s forward and backward on one core of the
 5 of DDP's buckets) is the same at any resolution.
 
 Rounds are interleaved, gloo then coll, fresh processes each; in a round each backend runs
---warmup + --steps iterations, each iteration after a barrier:
+--warmup + --steps iterations, each step after a barrier (on a Gloo group under both backends,
+as the reference sum below: the benchmark's own synchronization, outside what is timed):
   1. the step without communication: zero_grad, forward and backward under ddp.no_sync() (DDP
      still broadcasts the BatchNorm buffers from rank 0 at the forward, as in every step); the
      optimizer does not step, so the parameters are not changed; the rank's own gradient is
@@ -38,13 +39,13 @@ when each bucket was handed to the backend and when its future completed. Per it
                    its other threads (the backend's, torch's);
   no_sync_cpu_ms   the same in the step without communication (and its _main_, _other_ parts);
   barrier_ms       the two barriers before the steps (untimed above), and barrier_cpu_ms the
-                   CPU time the process used in them: waiting for the slower rank
+                   CPU time the process used in them, waiting for the slower rank
 each the slowest rank's (the largest); warm-up iterations (the first rebuilds DDP's buckets)
 are left out. A run's figure is the median of its iterations; the table gives median [min-max]
 over rounds, and gloo's / coll's round by round.
 Results are checked; a failed check exits 1 after the table and files are written:
   - every step's all-reduced gradients, on every rank, against the mean of the ranks' own
-    gradients (from step 1.) summed in float64 over a Gloo group of its own (outside the timed
+    gradients (from step 1.) summed in float64 over the Gloo group (outside the timed
     steps): within 1e-5 of each tensor's largest magnitude (a sum over the ranks in another
     order differs in the last place of its terms, not of each, possibly cancelled, result);
   - the first step's all-reduced gradients (same parameters, same data under both backends):
@@ -174,9 +175,11 @@ def worker(args):
     ddp = DistributedDataParallel(model)
     timer = BucketTimer()
     ddp.register_comm_hook(None, timer.hook)
-    # The reference sum of every step's gradients (below), outside the timed steps: Gloo in
-    # float64 under both backends.
-    reference_group = dist.new_group(backend="gloo")
+    # The benchmark's own collectives, outside the timed steps, go through Gloo under both
+    # backends: the barriers before the steps and the float64 reference sum of every step's
+    # gradients. (coll's barrier keeps the waiting rank's core busy: the peer's timed step would
+    # pay for the benchmark's scaffolding.)
+    gloo_group = dist.new_group(backend="gloo")
     parameters = list(model.parameters())
     optimizer = torch.optim.SGD(parameters, lr=args.lr, momentum=0.9)
     generator = torch.Generator().manual_seed(1000 + rank)
@@ -186,7 +189,7 @@ def worker(args):
         images = torch.randn(args.batch, 3, args.resolution, args.resolution, generator=generator)
         labels = torch.randint(0, 1000, (args.batch,), generator=generator)
         waited = Clock()
-        dist.barrier()
+        dist.barrier(group=gloo_group)
         waited.pause()
         no_sync = Clock()
         optimizer.zero_grad()  # the last step's all-reduced gradients
@@ -195,7 +198,7 @@ def worker(args):
         no_sync.pause()
         local = [parameter.grad.detach().double() for parameter in parameters]
         waited.resume()
-        dist.barrier()
+        dist.barrier(group=gloo_group)
         waited.pause()
         timer.take()
         step = Clock()
@@ -210,8 +213,7 @@ def worker(args):
         spans = timer.take()
         if not spans or any(stop is None for _, stop in spans):
             sys.exit(f"rank {rank}: the step's all-reduce was not seen by the comm hook")
-        deviation = deviation_from_reference(dist, torch, local, parameters, reference_group,
-                                             size)
+        deviation = deviation_from_reference(dist, torch, local, parameters, gloo_group, size)
         del local
         iterations.append({
             "step_ms": step.wall_ms, "fwd_bwd_ms": 1e3 * (backward_done - step.began),
