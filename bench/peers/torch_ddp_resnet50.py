@@ -14,9 +14,10 @@ oneDNN; 2 images of 224x224 took 45-51 s forward and backward on one core of the
 (loaded), 16 of 64x64 about 6 s. The gradient all-reduced (25.6 M float32 parameters, 102 MB in
 5 of DDP's buckets) is the same at any resolution.
 
-Rounds are interleaved, gloo then coll, fresh processes each; in a round each backend runs
---warmup + --steps iterations, each step after a barrier (on a Gloo group under both backends,
-as the reference sum below: the benchmark's own synchronization, outside what is timed):
+Rounds are interleaved, gloo then coll (--order coll,gloo: the other way round), fresh
+processes each; in a round each backend runs --warmup + --steps iterations, each step after a
+barrier (on a Gloo group under both backends, as the reference sum below: the benchmark's own
+synchronization, outside what is timed):
   1. the step without communication: zero_grad, forward and backward under ddp.no_sync() (DDP
      still broadcasts the BatchNorm buffers from rank 0 at the forward, as in every step); the
      optimizer does not step, so the parameters are not changed; the rank's own gradient is
@@ -60,7 +61,8 @@ Results are checked; a failed check exits 1 after the table and files are writte
 The largest differences are reported.
 
 usage: torch_ddp_resnet50.py --module-dir DIR [--ranks 2,4] [--rounds 3] [--steps 3]
-       [--warmup 1] [--batch 16] [--resolution 64] [--lr 0.01] [--json FILE] [--markdown FILE]
+       [--warmup 1] [--batch 16] [--resolution 64] [--lr 0.01] [--order gloo,coll] [--json FILE]
+       [--markdown FILE]
 Exits 77 (skipped) when torch or torchvision is missing.
 """
 import argparse
@@ -77,7 +79,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from torch_ranks import free_port, init, report, run_ranks  # noqa: E402
 
-BACKENDS = ("gloo", "coll")  # the order within a round
+BACKENDS = ("gloo", "coll")  # ratios are the first's time / the second's
 TIME_FIELDS = ("step_ms", "fwd_bwd_ms", "no_sync_ms", "sync_ms", "allreduce_ms", "exposed_ms",
                "optimizer_ms")
 CPU_FIELDS = ("step_main_cpu_ms", "step_other_cpu_ms", "no_sync_main_cpu_ms",
@@ -392,6 +394,8 @@ def main():
     parser.add_argument("--batch", type=int, default=16, help="images per rank")
     parser.add_argument("--resolution", type=int, default=64)
     parser.add_argument("--lr", type=float, default=0.01, help="SGD's learning rate")
+    parser.add_argument("--order", default="gloo,coll",
+                        help="the backends' order within a round (default gloo,coll)")
     parser.add_argument("--json")
     parser.add_argument("--markdown")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
@@ -410,6 +414,9 @@ def main():
         print(f"torch_ddp_resnet50: SKIP: {error} (needs python3-torch and python3-torchvision)")
         return 77
     ranks_list = [int(r) for r in args.ranks.split(",")]
+    order = args.order.split(",")
+    if sorted(order) != sorted(BACKENDS):
+        parser.error("--order names gloo and coll once each")
     if args.rounds < 1 or args.steps < 1 or args.warmup < 0 or min(ranks_list) < 2:
         parser.error("need --rounds >= 1, --steps >= 1, --warmup >= 0 and ranks >= 2")
     try:
@@ -424,7 +431,7 @@ def main():
             checks[str(ranks)], first_files = [], None
             for round_ in range(args.rounds):
                 files = {}
-                for backend in BACKENDS:
+                for backend in order:
                     output = os.path.join(directory, f"{backend}_{ranks}_{round_}_{{rank}}.pt")
                     run = run_backend(args, backend, ranks, output)
                     run["round"] = round_
@@ -449,7 +456,7 @@ def main():
         "batch_per_rank": args.batch, "resolution": args.resolution, "dtype": "float32",
         "optimizer": f"SGD lr {args.lr:g} momentum 0.9", "threads_per_rank": 1,
         "rounds": args.rounds, "steps": args.steps, "warmup": args.warmup,
-        "order": "interleaved: " + ", ".join(BACKENDS) + " per round, fresh processes",
+        "order": "interleaved: " + ", ".join(order) + " per round, fresh processes",
         "unit": "ms, slowest rank per iteration; medians per run",
         "summary": {str(ranks): summarize(runs, ranks) for ranks in ranks_list},
         "checks": checks, "runs": runs}
