@@ -5,14 +5,16 @@ Each entry below is one row's command, writing into OUT/<entry>/ (default OUT:
 bench/results/run-<date>); the row's figure is then read from those files and the row updated by
 hand, its file and commit columns pointing at the new folder. `--list` shows the entries, `--only`
 runs some. Nothing here judges a figure: a failing command (a wrong result, a missing ratio) stops
-the run with its exit status. Several entries need root (network namespaces: multihost-*,
-table7-across-hosts) or python3-torch (torch-*); each says so in its line of --list.
+the run with its exit status; one that skips (exit 77: torch-ddp-resnet50 without
+python3-torchvision) is reported and the run goes on. Several entries need root (network
+namespaces: multihost-*, table7-across-hosts) or python3-torch (torch-*; torch-ddp-resnet50
+python3-torchvision as well); each says so in its line of --list.
 
 Run it on a quiet machine: every entry compares contenders side by side, but the machine's load
 still moves the absolute times. The whole list takes a few hours on the 2-core build VM
 (measured 2026-12-06: main-job 5 s, simulation-4096 under a minute, torch-ddp 68 s,
 interposer 4 min, emulated-virtual 20 min; auto-check was stopped after 4 min in its first of
-about twenty sweeps).
+about twenty sweeps; 2026-12-07: torch-ddp-resnet50 7-9 min at load 4-7).
 usage: regenerate.py [--build DIR] [--list] [--only NAME,...] [OUT]
 """
 import argparse
@@ -88,6 +90,11 @@ ENTRIES = {
               "--steps", "30", "--hidden", "512", "--module-dir", "{build}/libcoll/torch"],
          f"{{out}}/ddp_{ranks}ranks_run{run}.txt") for ranks in (2, 4) for run in (1, 2, 3)],
         "python3-torch"),
+    "torch-ddp-resnet50": ("a DDP step of torchvision's ResNet-50, coll against gloo", [
+        ({}, ["/usr/bin/python3", "bench/peers/torch_ddp_resnet50.py", "--module-dir",
+              "{build}/libcoll/torch", "--ranks", "2,4", "--rounds", "3", "--json",
+              "{out}/ddp_resnet50.json", "--markdown", "{out}/ddp_resnet50.md"],
+         "{out}/ddp_resnet50.txt")], "python3-torch, python3-torchvision"),
     "simulation-4096": ("the simulator's time per 4096-GPU cell", [
         ({}, ["/usr/bin/python3", "bench/simulation_benchmark.py", "--collbench",
               "{build}/bench/collbench", "--repeats", "3"], "{out}/simulation_4096.md")], ""),
@@ -125,6 +132,9 @@ def main():
                                   stdout=sink)
             if sink:
                 sink.close()
+            if done.returncode == 77:  # the command's own skip: a package it needs is missing
+                print(f"regenerate: {name} skipped (exit 77)", file=sys.stderr)
+                break
             if done.returncode != 0:
                 print(f"regenerate: {name} failed with status {done.returncode}", file=sys.stderr)
                 return done.returncode
