@@ -2,6 +2,7 @@
 // peer, job abort, size mismatch) exercised through the in-process transport, and
 // COLL_TRANSPORT=inproc through the public API with ranks as threads.
 #include <gtest/gtest.h>
+#include <time.h>
 
 #include <cstdlib>
 #include <optional>
@@ -11,6 +12,7 @@
 
 #include "bootstrap/bootstrap.hpp"
 #include "bootstrap/store_server.hpp"
+#include "coll/clock.hpp"
 #include "coll/cluster_clock.hpp"
 #include "coll/comm.hpp"
 #include "coll/error.hpp"
@@ -44,6 +46,13 @@ class ScopedEnv {
   const char* name_;
   std::optional<std::string> old_;
 };
+
+// CPU time the calling thread has used.
+double thread_cpu_seconds() {
+  timespec now{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
+}
 
 coll::TransportOptions short_timeout() {
   coll::TransportOptions options;
@@ -112,6 +121,47 @@ TEST(Waiter, ProgressRestartsTheTimeout) {
   EXPECT_NO_THROW(receiver->wait_all(requests));
   peer.join();
   for (int i = 0; i < kMessages; ++i) EXPECT_EQ(values[i], i);
+}
+
+TEST(Waiter, AWaitForAComputingPeerSleepsAfterItsFirstSpin) {
+  // Rank 0 computes for 600 ms before it sends (a DDP rank still in its backward pass): rank 1,
+  // over the sockets transport, which does not wake on delivery, spins once and then sleeps
+  // until the message comes. Spinning again after each short sleep kept ~90 % of a core busy,
+  // a core the process's compute threads need. A bound on CPU time: load only lowers it.
+  coll::StoreServer store("127.0.0.1", 0, "token");
+  coll::TransportOptions options;
+  options.timeout_s = 20;
+  double wait_cpu_s = 0;
+  double wait_wall_s = 0;
+  std::vector<std::thread> ranks;
+  for (int rank = 0; rank < 2; ++rank) {
+    ranks.emplace_back([&, rank] {
+      auto bootstrap = coll::make_store_bootstrap(store.address(), "token", rank, 2, 20);
+      coll::Connection connection = coll::make_transport("sockets", *bootstrap, {0, 1}, options);
+      coll::Transport& transport = *connection.transport;
+      bootstrap->barrier("test/linked");
+      int value = 0;
+      if (rank == 0) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(600));
+        value = 42;
+        auto request = transport.send(1, 7, &value, sizeof value);
+        transport.wait(request);
+      } else {
+        const double cpu_before = thread_cpu_seconds();
+        const double wall_before = coll::now_seconds();
+        auto request = transport.recv(0, 7, &value, sizeof value);
+        transport.wait(request);
+        wait_cpu_s = thread_cpu_seconds() - cpu_before;
+        wait_wall_s = coll::now_seconds() - wall_before;
+        EXPECT_EQ(value, 42);
+      }
+      bootstrap->barrier("test/done");
+    });
+  }
+  for (auto& rank : ranks) rank.join();
+  EXPECT_GE(wait_wall_s, 0.5);
+  EXPECT_LT(wait_cpu_s, 0.25 * wait_wall_s)
+      << "the waiting rank used " << wait_cpu_s << " s of CPU in a wait of " << wait_wall_s << " s";
 }
 
 // A bootstrap that only reports an abort (the launcher's message after a rank failed).

@@ -19,8 +19,12 @@ namespace {
 // How long to keep polling without progress before sleeping. A sleeping rank is woken by its
 // event fd or, at the latest, after kMaxSleepUs; polling must outlast that many times over, or
 // two ranks that once fell asleep (a peer descheduled for a moment on a busy machine) keep
-// waking each other by timer and every small collective costs milliseconds. When ranks
-// outnumber cores, only a few yielding polls: the rank that has work needs the core more.
+// waking each other by timer and every small collective costs milliseconds. Once a wait has
+// slept, it only polls briefly (kPollsPerClockRead) between sleeps until the next progress: a
+// peer that is still computing would otherwise keep this rank spinning ~90 % of the time, on
+// a core the process's own compute threads need (a DDP step: backward beside the all-reduce).
+// When ranks outnumber cores, only a few yielding polls: the rank that has work needs the core
+// more.
 constexpr double kIdleSpinSeconds = 20e-3;
 constexpr unsigned kOversubscribedPolls = 16;
 constexpr int kMaxSleepUs = 2000;
@@ -105,6 +109,7 @@ void Waiter::wait_until_complete(std::span<Transport::Request> requests) {
   std::string published;  // the wait record this wait published, if any
   std::size_t first_pending = 0;
   std::size_t completed_before = 0;
+  bool slept = false;  // since the last progress: spin no more before the next sleep
   const bool spin = !transport_.wakes_on_delivery();
   while (true) {
     transport_.progress();
@@ -127,6 +132,7 @@ void Waiter::wait_until_complete(std::span<Transport::Request> requests) {
       completed_before = completed;
       deadline.reset();
       idle = 0;
+      slept = false;
       continue;
     }
     ++idle;
@@ -152,11 +158,12 @@ void Waiter::wait_until_complete(std::span<Transport::Request> requests) {
       }
       timed_out(stuck, others);
     }
-    if (spin && !oversubscribed_) {
+    if (spin && !oversubscribed_ && !slept) {
       if (idle == kPollsPerClockRead) idle_since = now_seconds();
       if (now_seconds() - idle_since < kIdleSpinSeconds) continue;
     }
     idle = 0;
+    slept = true;
     check_abort();
     report_wait(waiting_since, requests[first_pending].peer, requests[first_pending].is_send,
                 published);
