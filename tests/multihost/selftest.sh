@@ -126,6 +126,21 @@ fi
 step "$A: link down / up"
 hosts_link "$A" 2 down
 ! reach "$A" 1 "$(addr_of "$A" 2)" || fail "host 2 reachable with its link down"
+if ((have_mpirun)); then
+    # A hostfile host that never starts (issue 42, 3c): the agent cannot reach it, as ssh could
+    # not, and mpirun ends at once, non-zero, naming it; no process is left on the other host.
+    step "$A: mpirun with host 2 unreachable ends within ConnectTimeout, naming it"
+    t0=$(date +%s%N)
+    out=$(timeout 60 "$here/mpirun.sh" "$A" -np 2 --map-by node \
+        --mca plm_rsh_args "-o ConnectTimeout=2" sleep 30 2>&1) && fail "mpirun.sh succeeded: $out"
+    took=$(ms_since "$t0")
+    echo "   mpirun exited non-zero after $took ms: $(grep -m1 "ch-$A-2" <<<"$out")"
+    ((took < 10000)) || fail "mpirun took $took ms (timeout 60 s is 60000): $out"
+    grep -q "ssh: connect to host ch-$A-2 port 22: Connection timed out" <<<"$out" ||
+        fail "mpirun's output does not name the unreachable host ch-$A-2: $out"
+    left=$(ip netns pids "ch-$A-1" 2>/dev/null | wc -l)
+    ((left == 0)) || fail "$left process(es) left on host 1: $(ip netns pids "ch-$A-1" | xargs ps -o args= -p)"
+fi
 hosts_link "$A" 2 up
 ok=0
 for ((k = 0; k < 10; k++)); do
