@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <time.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -52,6 +53,26 @@ double thread_cpu_seconds() {
   timespec now{};
   ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
   return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
+}
+
+// What a wait cost the thread that waited: CPU time and wall time.
+struct WaitCost {
+  double cpu_s;
+  double wall_s;
+};
+template <typename Wait>
+WaitCost cost_of(Wait wait) {
+  const double cpu_before = thread_cpu_seconds();
+  const double wall_before = coll::now_seconds();
+  wait();
+  return {thread_cpu_seconds() - cpu_before, coll::now_seconds() - wall_before};
+}
+
+// A wait of at least 0.5 s that used less than `share` of a core.
+void expect_mostly_asleep(const WaitCost& cost, double share) {
+  EXPECT_GE(cost.wall_s, 0.5);
+  EXPECT_LT(cost.cpu_s, share * cost.wall_s) << "the waiting thread used " << cost.cpu_s
+                                             << " s of CPU in a wait of " << cost.wall_s << " s";
 }
 
 coll::TransportOptions short_timeout() {
@@ -131,8 +152,7 @@ TEST(Waiter, AWaitForAComputingPeerSleepsAfterItsFirstSpin) {
   coll::StoreServer store("127.0.0.1", 0, "token");
   coll::TransportOptions options;
   options.timeout_s = 20;
-  double wait_cpu_s = 0;
-  double wait_wall_s = 0;
+  WaitCost cost{};
   std::vector<std::thread> ranks;
   for (int rank = 0; rank < 2; ++rank) {
     ranks.emplace_back([&, rank] {
@@ -147,21 +167,40 @@ TEST(Waiter, AWaitForAComputingPeerSleepsAfterItsFirstSpin) {
         auto request = transport.send(1, 7, &value, sizeof value);
         transport.wait(request);
       } else {
-        const double cpu_before = thread_cpu_seconds();
-        const double wall_before = coll::now_seconds();
         auto request = transport.recv(0, 7, &value, sizeof value);
-        transport.wait(request);
-        wait_cpu_s = thread_cpu_seconds() - cpu_before;
-        wait_wall_s = coll::now_seconds() - wall_before;
+        cost = cost_of([&] { transport.wait(request); });
         EXPECT_EQ(value, 42);
       }
       bootstrap->barrier("test/done");
     });
   }
   for (auto& rank : ranks) rank.join();
-  EXPECT_GE(wait_wall_s, 0.5);
-  EXPECT_LT(wait_cpu_s, 0.25 * wait_wall_s)
-      << "the waiting rank used " << wait_cpu_s << " s of CPU in a wait of " << wait_wall_s << " s";
+  expect_mostly_asleep(cost, 0.25);
+}
+
+TEST(Waiter, AConditionWaitForAComputingPeerSleepsAfterItsFirstSpin) {
+  // The same for a condition no transport event signals (a peer's publication in shared
+  // memory): the peer publishes after 1.2 s; the waiting thread, after its spin, sleeps in
+  // slices that grow while nothing changes, so that it uses little of a core.
+  class Flag final : public coll::WaitCondition {
+   public:
+    std::atomic<bool> set{false};
+    std::size_t missing() override { return set.load(std::memory_order_acquire) ? 0 : 1; }
+    int peer() const override { return 1; }
+    void check_slow() override {}
+  };
+  coll::TransportOptions options;
+  options.timeout_s = 20;
+  const auto world = coll::InprocWorld::create(2);
+  const auto transport = world->make_transport(0, options);
+  Flag flag;
+  std::thread peer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+    flag.set.store(true, std::memory_order_release);
+  });
+  const WaitCost cost = cost_of([&] { transport->wait_for(flag); });
+  peer.join();
+  expect_mostly_asleep(cost, 0.06);
 }
 
 // A bootstrap that only reports an abort (the launcher's message after a rank failed).

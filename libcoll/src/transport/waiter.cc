@@ -28,8 +28,12 @@ namespace {
 constexpr double kIdleSpinSeconds = 20e-3;
 constexpr unsigned kOversubscribedPolls = 16;
 constexpr int kMaxSleepUs = 2000;
-// A condition's sleep: nothing wakes it when a peer publishes, so it sleeps in short slices.
+// A condition's sleep: nothing wakes it when a peer publishes, so it sleeps in slices, short at
+// first and doubling while nothing changes (a peer still computing), so that a long wait costs
+// little of a core; a publication is then seen at most kMaxConditionSleepUs late, after a wait
+// of at least kIdleSpinSeconds.
 constexpr int kConditionSleepUs = 50;
+constexpr int kMaxConditionSleepUs = 1000;
 constexpr double kReportWaitSeconds = 1;
 constexpr int kPreferCheckMs = 500;
 // How long a rank that timed out listens for the reason of the peer it waited for.
@@ -230,6 +234,7 @@ void Waiter::wait_until_ready(WaitCondition& condition) {
   double waiting_since = 0;
   std::string published;
   std::size_t missing_before = condition.missing();
+  int sleep_us = kConditionSleepUs;
   for (unsigned idle = 1;; ++idle) {
     const std::size_t missing = condition.missing();
     if (missing == 0) {
@@ -239,6 +244,7 @@ void Waiter::wait_until_ready(WaitCondition& condition) {
     if (missing != missing_before) {  // a peer arrived: the COLL_TIMEOUT clock restarts
       missing_before = missing;
       deadline.reset();
+      sleep_us = kConditionSleepUs;
     }
     if (oversubscribed_) sched_yield();
     if (idle % kPollsPerClockRead != 0) continue;
@@ -257,8 +263,9 @@ void Waiter::wait_until_ready(WaitCondition& condition) {
     report_wait(waiting_since, condition.peer(), false, published);
     const int abort_fd = bootstrap_ ? bootstrap_->abort_fd() : -1;
     pollfd fd{abort_fd, POLLIN, 0};
-    const timespec slice{0, kConditionSleepUs * 1000L};
+    const timespec slice{0, sleep_us * 1000L};
     ::ppoll(&fd, abort_fd >= 0 ? 1 : 0, &slice, nullptr);
+    sleep_us = std::min(2 * sleep_us, kMaxConditionSleepUs);
   }
 }
 
