@@ -79,9 +79,14 @@ std::unique_ptr<Comm> Comm::from_store(const std::string& address, const std::st
 }
 
 std::unique_ptr<Comm> Comm::from_exchange(int rank, int size, std::unique_ptr<Exchange> exchange) {
+  return from_exchange(rank, size, std::move(exchange), Config::from_environment());
+}
+
+std::unique_ptr<Comm> Comm::from_exchange(int rank, int size, std::unique_ptr<Exchange> exchange,
+                                          const Config& config) {
   auto bootstrap = make_exchange_bootstrap(rank, size, std::move(exchange));
-  return std::unique_ptr<Comm>(new Comm(
-      Impl::whole(std::make_shared<CommFamily>(Config::from_environment(), std::move(bootstrap)))));
+  return std::unique_ptr<Comm>(
+      new Comm(Impl::whole(std::make_shared<CommFamily>(config, std::move(bootstrap)))));
 }
 
 std::unique_ptr<Comm> Comm::split(int color, int key) {

@@ -28,6 +28,7 @@ void CommFamily::connect() {
   // Cores are shared by every rank of this kernel: emulated nodes, and emulated hosts or
   // containers with hostnames of their own.
   options.ranks_on_this_host = ranks_sharing_kernel(me);
+  options.threads_per_rank = 1 + config.compute_threads;
   options.host_of_rank = rank_map.host_of_rank;
   if (options.spans_hosts()) options.host_name_of_rank = host_name_of_rank;
   log_line(LogLevel::Info, me, "transport '" + config.transport + "'");

@@ -12,6 +12,9 @@ Config Config::from_environment() {
   if (auto value = env_string("COLL_ALGO")) config.algorithm = *value;
   if (auto value = env_string("COLL_COST_PRESET")) config.cost_preset = *value;
   if (auto value = env_integer("COLL_NODE", 0, 1 << 20)) config.node = static_cast<int>(*value);
+  if (auto value = env_integer("COLL_COMPUTE_THREADS", 0, 1024)) {
+    config.compute_threads = static_cast<int>(*value);
+  }
   if (auto value = env_integer("COLL_CHECK_ARGS", 0, 1)) {
     config.tuning.check_arguments = *value == 1;
   }

@@ -4,6 +4,9 @@
 
 #include <stdexcept>
 
+#include <ATen/Parallel.h>
+
+#include "coll/config.hpp"
 #include "coll/env.hpp"
 #include "collective_work.hpp"
 #include "store_exchange.hpp"
@@ -21,12 +24,21 @@ std::size_t run_here_bytes(int rank) {
   return static_cast<std::size_t>(*bytes);
 }
 
+// The COLL_* settings; unless COLL_COMPUTE_THREADS says otherwise, torch's intra-op threads
+// compute beside the collectives (DDP's backward beside its buckets' all-reduces).
+Config torch_config() {
+  Config config = Config::from_environment();
+  if (!env_string("COLL_COMPUTE_THREADS")) config.compute_threads = at::get_num_threads();
+  return config;
+}
+
 }  // namespace
 
 ProcessGroupColl::ProcessGroupColl(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size)
     : c10d::ProcessGroup(rank, size),
       run_here_bytes_(run_here_bytes(rank)),
-      comm_(Comm::from_exchange(rank, size, std::make_unique<StoreExchange>(store, rank, size))),
+      comm_(Comm::from_exchange(rank, size, std::make_unique<StoreExchange>(store, rank, size),
+                                torch_config())),
       engine_(std::make_unique<ProgressEngine>()) {}
 
 ProcessGroupColl::~ProcessGroupColl() {

@@ -16,8 +16,10 @@
 #include "coll/clock.hpp"
 #include "coll/cluster_clock.hpp"
 #include "coll/comm.hpp"
+#include "coll/config.hpp"
 #include "coll/error.hpp"
 #include "coll/selector.hpp"
+#include "core/usable_cpus.hpp"
 #include "transport/inproc_transport.hpp"
 #include "transport/transport_registry.hpp"
 
@@ -201,6 +203,24 @@ TEST(Waiter, AConditionWaitForAComputingPeerSleepsAfterItsFirstSpin) {
   const WaitCost cost = cost_of([&] { transport->wait_for(flag); });
   peer.join();
   expect_mostly_asleep(cost, 0.06);
+}
+
+TEST(Waiter, ThreadsThatComputeBesideTheRanksCountAgainstTheCores) {
+  // As many ranks as cores may spin while they wait; with a thread computing beside each
+  // (COLL_COMPUTE_THREADS=1, DDP's backward) they outnumber the cores and yield instead.
+  coll::TransportOptions options;
+  options.ranks_on_this_host = coll::usable_cpus();
+  EXPECT_FALSE(options.ranks_outnumber_cores());
+  const ScopedEnv one("COLL_COMPUTE_THREADS", "1");
+  options.threads_per_rank = 1 + coll::Config::from_environment().compute_threads;
+  EXPECT_TRUE(options.ranks_outnumber_cores());
+  const ScopedEnv malformed("COLL_COMPUTE_THREADS", "-1");
+  try {
+    coll::Config::from_environment();
+    FAIL() << "COLL_COMPUTE_THREADS=-1 was accepted";
+  } catch (const coll::Error& error) {
+    EXPECT_TRUE(says(error.what(), "COLL_COMPUTE_THREADS")) << error.what();
+  }
 }
 
 // A bootstrap that only reports an abort (the launcher's message after a rank failed).

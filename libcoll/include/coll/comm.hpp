@@ -52,9 +52,11 @@ class Comm {
   static std::unique_ptr<Comm> from_store(const std::string& address, const std::string& token,
                                           int rank, int size);
   // Over an exchange the caller provides (collective over `size` ranks); the communicator owns
-  // it and uses it again when destroyed.
+  // it and uses it again when destroyed. Settings from the environment, or the caller's.
   static std::unique_ptr<Comm> from_exchange(int rank, int size,
                                              std::unique_ptr<Exchange> exchange);
+  static std::unique_ptr<Comm> from_exchange(int rank, int size, std::unique_ptr<Exchange> exchange,
+                                             const Config& config);
   ~Comm();
   Comm(const Comm&) = delete;
   Comm& operator=(const Comm&) = delete;

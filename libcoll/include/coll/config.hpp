@@ -17,6 +17,11 @@ struct Config {
   // COLL_COST_PRESET: the cost parameters `auto` prices with, a preset name or file; empty: the
   // calibration file if it was measured on this host, else "this-vm" (model::resolve_params).
   std::string cost_preset;
+  // COLL_COMPUTE_THREADS: threads of each rank that compute while its collectives run (DDP's
+  // backward beside the bucket all-reduces). A waiting rank spins only where every rank's
+  // threads, these and its own, have a core each; otherwise it yields and sleeps, leaving the
+  // core to the computation. The torch backend defaults it to torch's intra-op threads.
+  int compute_threads = 0;
   Tuning tuning;  // COLL_SEGMENT_BYTES, COLL_WINDOW, COLL_PS_SERVERS, COLL_PS_DEDICATED,
                   // COLL_HIER_INTRA, COLL_HIER_INTER, COLL_CHECK_ARGS
 

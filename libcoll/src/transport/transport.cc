@@ -13,7 +13,7 @@
 namespace coll {
 
 bool TransportOptions::ranks_outnumber_cores() const {
-  return ranks_on_this_host > usable_cpus();
+  return ranks_on_this_host * threads_per_rank > usable_cpus();
 }
 
 bool TransportOptions::links_to(const std::vector<int>& node_of_rank, int me, int peer) const {

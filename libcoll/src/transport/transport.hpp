@@ -30,12 +30,14 @@ enum class Links { all, node, network };
 struct TransportOptions {
   double timeout_s = 60;       // COLL_TIMEOUT: see Waiter
   int ranks_on_this_host = 1;  // more ranks than cores: yield the core while waiting
+  int threads_per_rank = 1;    // the waiting thread and those computing beside it
   Links links = Links::all;
   std::vector<int> host_of_rank;  // dense host ids (empty: every rank on this host)
   // Host names by rank, where the job spans hosts (empty otherwise): errors name the peer's host.
   std::vector<std::string> host_name_of_rank;
 
-  // More ranks on this host than it has cores: a rank waiting may hold the core its peer needs.
+  // More ranks (times their busy threads) on this host than it has cores: a rank waiting may
+  // hold the core its peer, or its own computation, needs.
   bool ranks_outnumber_cores() const;
   // Whether a rank links to `peer`, given which node each rank is on.
   bool links_to(const std::vector<int>& node_of_rank, int me, int peer) const;

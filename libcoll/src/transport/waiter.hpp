@@ -24,7 +24,7 @@ class Waiter {
 
   void wait_all(std::span<Transport::Request> requests);
   // The same for a condition no transport event signals: polls it (yielding the core when ranks
-  // outnumber cores), then sleeps in short slices.
+  // outnumber cores), then sleeps in slices that grow while nothing changes.
   void wait_for(WaitCondition& condition);
 
   // Throws RemoteError "job aborted: <reason>" once another rank has failed the job.
