@@ -20,36 +20,13 @@ set -euo pipefail
 
 build=$(readlink -f "${1:?usage: collbench_across_hosts.sh BUILD_DIR}")
 here=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
-if [[ $(id -u) != 0 ]]; then echo "collbench_across_hosts: SKIP: needs root (network namespaces)"; exit 77; fi
-for tool in ip unshare mpirun; do
-    command -v "$tool" >/dev/null || { echo "collbench_across_hosts: SKIP: $tool not found"; exit 77; }
-done
 # shellcheck source=hosts.sh
 . "$here/hosts.sh"
-while read -r variable; do unset "$variable"; done < <(env | sed -n 's/^\(COLL_[A-Z0-9_]*\)=.*/\1/p')
+hosts_script_begin collbench_across_hosts mpirun
 
-scratch=$(mktemp -d)
 cmake --install "$build" --prefix "$scratch/prefix" >/dev/null
 collbench="$scratch/prefix/bin/collbench"
 colltopo="$scratch/prefix/bin/colltopo"
-tag=$(printf '%05d' $(($$ % 100000)))
-runs=""
-fail() { echo "collbench_across_hosts: FAIL: $*" >&2; exit 1; }
-cleanup() {
-    local rc=$?
-    trap - EXIT INT TERM
-    for id in $runs; do hosts_down "$id"; done
-    rm -rf "$scratch"
-    exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-up() { # ID N [options]
-    runs+=" $1"
-    hosts_up "$@" >/dev/null || fail "could not make hosts $1"
-}
 
 # JSON_FILE FIELD: a top-level number of collbench's JSON.
 json_number() { /usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }

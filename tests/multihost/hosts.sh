@@ -29,7 +29,8 @@
 # hostfile (Open MPI: "ch-RUN_ID-I slots=K"), addresses ("name addr ifname"),
 # hosts (/etc/hosts for the run), rsh-agent (path of the agent to use).
 #
-# Use from a test script (cleans up on EXIT, INT and TERM, also on failure):
+# A test script that runs jobs across the hosts begins with `hosts_script_begin NAME TOOL...`
+# (below). Or, step by step (cleans up on EXIT, INT and TERM, also on failure):
 #   . tests/multihost/hosts.sh
 #   hosts_auto_down myrun          # arm the trap first, so a half-built run is removed too
 #   hosts_up myrun 4 --rate 1gbit
@@ -288,7 +289,40 @@ _hosts_on_exit() { # [RC]
     # A hosts_sleep cut short by the signal leaves its sleep behind.
     [[ -z "${HOSTS_SLEEP_PID:-}" ]] || kill "$HOSTS_SLEEP_PID" 2>/dev/null || true
     for id in $HOSTS_AUTO_DOWN_IDS; do hosts_down "$id"; done
+    [[ -z "${HOSTS_AUTO_REMOVE:-}" ]] || rm -rf "$HOSTS_AUTO_REMOVE"
     exit "$rc"
+}
+
+# The set-up of a test script that runs jobs across emulated hosts (NAME: the script's name in
+# its messages): exits 77 (skipped) unless root with ip, unshare and each TOOL; unsets every
+# COLL_* variable, so the jobs run on the library's defaults; sets `scratch` (a new directory)
+# and `tag` (5 digits of the process id, for run ids unique to this process); defines
+# `fail MESSAGE` (exit 1) and `up RUN_ID N [hosts_up options]`. Every run made by `up`, and the
+# scratch directory, are removed on exit, also on failure, INT or TERM (hosts_auto_down).
+hosts_script_begin() { # NAME TOOL...
+    HOSTS_SCRIPT_NAME=$1
+    shift
+    if [[ $(id -u) != 0 ]]; then
+        echo "$HOSTS_SCRIPT_NAME: SKIP: needs root (network namespaces)"
+        exit 77
+    fi
+    local tool variable
+    for tool in ip unshare "$@"; do
+        command -v "$tool" >/dev/null || { echo "$HOSTS_SCRIPT_NAME: SKIP: $tool not found"; exit 77; }
+    done
+    while read -r variable; do unset "$variable"; done < <(env | sed -n 's/^\(COLL_[A-Z0-9_]*\)=.*/\1/p')
+    scratch=$(mktemp -d)
+    # shellcheck disable=SC2034  # for the script that calls this
+    tag=$(printf '%05d' $(($$ % 100000)))
+    HOSTS_AUTO_REMOVE=$scratch
+    hosts_auto_down
+    # shellcheck disable=SC2317  # fail and up: called by the script that calls this
+    fail() { echo "$HOSTS_SCRIPT_NAME: FAIL: $*" >&2; exit 1; }
+    # shellcheck disable=SC2317
+    up() { # RUN_ID N [options]
+        hosts_auto_down "$1"
+        hosts_up "$@" >/dev/null || fail "could not make hosts $1"
+    }
 }
 
 # A sleep that a signal interrupts at once (bash runs traps only between

@@ -14,35 +14,12 @@ set -euo pipefail
 
 build=$(readlink -f "${1:?usage: uniqueid_across_hosts.sh BUILD_DIR}")
 here=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
-if [[ $(id -u) != 0 ]]; then echo "uniqueid_across_hosts: SKIP: needs root (network namespaces)"; exit 77; fi
-for tool in ip unshare mpirun; do
-    command -v "$tool" >/dev/null || { echo "uniqueid_across_hosts: SKIP: $tool not found"; exit 77; }
-done
 # shellcheck source=hosts.sh
 . "$here/hosts.sh"
-while read -r variable; do unset "$variable"; done < <(env | sed -n 's/^\(COLL_[A-Z0-9_]*\)=.*/\1/p')
+hosts_script_begin uniqueid_across_hosts mpirun
 
 program="$build/tests/uniqueid_program"
-[[ -x "$program" ]] || { echo "uniqueid_across_hosts: FAIL: no $program" >&2; exit 1; }
-scratch=$(mktemp -d)
-tag=$(printf '%05d' $(($$ % 100000)))
-runs=""
-fail() { echo "uniqueid_across_hosts: FAIL: $*" >&2; exit 1; }
-cleanup() {
-    local rc=$?
-    trap - EXIT INT TERM
-    for id in $runs; do hosts_down "$id"; done
-    rm -rf "$scratch"
-    exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-up() { # ID N [options]
-    runs+=" $1"
-    hosts_up "$@" >/dev/null || fail "could not make hosts $1"
-}
+[[ -x "$program" ]] || fail "no $program"
 
 # The largest of the numbers after WORD ("init 0.123 s") in the ranks' lines.
 slowest() { # OUT WORD
