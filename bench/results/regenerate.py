@@ -79,6 +79,11 @@ ENTRIES = {
               "--iters", "1", "--warmup", "1"], None)], "root"),
     "auto-check": ("auto against the fastest algorithm", [
         ({}, ["bench/auto_check.py", "1x2", "1x4", "2x2", "4x1", "--out", "{out}"], None)], ""),
+    "shared-buffers": ("shared buffers against plain ones, one node, libcoll alone", [
+        ({}, ["bench/buffers_ab.py", "--build", "{build}", "--ranks", str(ranks), "--rounds", "3",
+              "-b", "1M", "-e", "64M", "-f", "4", "-n", iterations, "-w", "3", "--json",
+              f"{{out}}/buffers_1x{ranks}_run{run}.json"], f"{{out}}/buffers_1x{ranks}_run{run}.md")
+        for ranks, iterations in ((2, "20"), (4, "10")) for run in (1, 2, 3)], ""),
     "interposer": ("libcoll_mpi.so against collbench and Open MPI", [
         ({}, ["bench/interposer/compare.py", "--build", "{build}", "--rounds", "3", "--ranks",
               "2,4", "--json", "{out}/compare.json", "--markdown", "{out}/compare.md"], None)], ""),
