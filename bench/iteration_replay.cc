@@ -3,12 +3,12 @@
 #include <cstdio>
 
 #include "coll/buffer_pool.hpp"
-#include "coll/cluster_clock.hpp"
 #include "coll/schedule/compute_profile.hpp"
 #include "coll/schedule/fusion_plan.hpp"
 #include "coll/schedule/iteration_sim.hpp"
 #include "coll/tools/chrome_trace.hpp"
 #include "coll/tools/json_writer.hpp"
+#include "emulator/cluster_clock.hpp"
 #include "exact_data.hpp"
 #include "explain.hpp"
 #include "model_table.hpp"

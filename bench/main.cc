@@ -7,6 +7,7 @@
 #include "coll/comm.hpp"
 #include "coll/tools/launcher.hpp"
 #include "coll/tools/version_line.hpp"
+#include "emulator/emulator.hpp"
 #include "explain.hpp"
 #include "iteration_replay.hpp"
 #include "model_only.hpp"
@@ -21,6 +22,8 @@
 namespace {
 
 int run_rank(const collbench::Options& options) {
+  // --emulate's cells, and anyone, may run collbench's ranks over COLL_TRANSPORT=shaped:...
+  coll::emulator::enable();
   auto comm = coll::Comm::from_environment(collbench::library_config(options));
   if (options.calibrate) return collbench::run_calibration(*comm, options);
   if (options.soak_ops > 0) return collbench::run_soak(*comm, options) == 0 ? 0 : 1;

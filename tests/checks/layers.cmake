@@ -21,7 +21,7 @@ set(PUBLIC_PATTERNS
   "^coll/(selector|algorithms)\\.hpp$" algorithms
   "^coll/exchange\\.hpp$" bootstrap
   "^coll/(comm|config|version)\\.hpp$|^coll/coll\\.h$" top
-  "^coll/(error|env|clock|cluster_clock|types|tuning|buffer_pool|shared_memory|half|bulk_copy)\\.hpp$" core)
+  "^coll/(error|env|clock|types|tuning|buffer_pool|shared_memory|half|bulk_copy)\\.hpp$" core)
 
 if(NOT IS_DIRECTORY "${SOURCE_DIR}")
   message(FATAL_ERROR "layers: SOURCE_DIR '${SOURCE_DIR}' is not a directory")

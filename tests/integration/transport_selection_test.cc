@@ -1,7 +1,8 @@
 // COLL_TRANSPORT across processes: an in-process transport cannot join rank processes, and says
-// so (the job fails cleanly instead of hanging); an unknown name lists the known ones; between
-// nodes, every transport (auto with either COLL_NET, ucx or sockets alone) is exact; UCX settings
-// in the environment override the library's TCP settings.
+// so (the job fails cleanly instead of hanging); an unknown name lists the known ones; `shaped:`
+// needs a program that registers the link emulator; between nodes, every transport (auto with
+// either COLL_NET, ucx or sockets alone) is exact; UCX settings in the environment override the
+// library's TCP settings.
 #include <gtest/gtest.h>
 
 #include <utility>
@@ -41,6 +42,22 @@ TEST(TransportSelection, UnknownTransportListsTheKnownOnes) {
   EXPECT_NE(result.output.find(
                 "unknown transport 'verbs' (COLL_TRANSPORT; known: auto, inproc, sockets, ucx, "
                 "shaped:<transport>)"),
+            std::string::npos)
+      << result.output;
+}
+
+// The link emulator is a library of its own: a program that links libcoll alone (the C API
+// example) and is asked for `shaped:` fails in one line naming it, where collbench runs.
+TEST(TransportSelection, ShapedNeedsAProgramThatRegistersTheEmulator) {
+  const auto result = run_command(
+      "COLL_TRANSPORT=shaped:ucx COLL_SHAPE=intra=1e-6:1e-10,inter=1e-6:1e-10 " +
+          std::string(COLLRUN_PATH) + " --ranks-per-node 2 " + C_API_EXAMPLE_PATH + " env",
+      60);
+  EXPECT_NE(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("unknown transport wrapper 'shaped' (COLL_TRANSPORT; known: auto, "
+                               "inproc, sockets, ucx): this program registered no such wrapper "
+                               "(`shaped`, the link emulator, is registered by the programs that "
+                               "link coll_emulator"),
             std::string::npos)
       << result.output;
 }

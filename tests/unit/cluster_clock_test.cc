@@ -1,14 +1,16 @@
 // The emulated cluster's clock: the steady clock normally; while a virtual clock is in use, each
 // thread's own time, which a task queued on the progress engine carries from its caller to the
 // engine and back, and which emulated compute and emulated reductions advance without sleeping.
+// The runtime's engine and reductions reach it once the emulator is enabled (its CostClock).
 #include <gtest/gtest.h>
 
 #include <thread>
 #include <vector>
 
 #include "coll/clock.hpp"
-#include "coll/cluster_clock.hpp"
 #include "core/progress_engine.hpp"
+#include "emulator/cluster_clock.hpp"
+#include "emulator/emulator.hpp"
 #include "reduce/reducer.hpp"
 
 namespace {
@@ -26,6 +28,7 @@ TEST(ClusterClock, IsTheSteadyClockUnlessAVirtualClockIsInUse) {
 }
 
 TEST(ClusterClock, AQueuedTaskStartsAtItsCallersTimeAndHandsItsEndBack) {
+  coll::emulator::enable();
   const clock::VirtualClockUser virtual_clock(0);
   ASSERT_TRUE(clock::is_virtual());
   std::thread caller([] {  // a thread of its own: its virtual time starts at 0
@@ -53,6 +56,7 @@ TEST(ClusterClock, AQueuedTaskStartsAtItsCallersTimeAndHandsItsEndBack) {
 // The emulated GPU's gamma, not this CPU's speed: a reduction of 1000 floats at 1 ms a byte moves
 // the reducing thread's time on by exactly 4 s.
 TEST(ClusterClock, AReductionTakesTheEmulatedHardwaresTime) {
+  coll::emulator::enable();
   std::vector<float> sum(1000, 3.0f), addend(1000, 2.0f);
   const clock::VirtualClockUser virtual_clock(1e-3);
   std::thread reducer([&] {

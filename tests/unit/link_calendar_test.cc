@@ -6,7 +6,7 @@
 
 #include <memory>
 
-#include "transport/link_calendar.hpp"
+#include "link_calendar.hpp"
 
 namespace {
 

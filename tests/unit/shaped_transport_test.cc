@@ -12,10 +12,10 @@
 #include <thread>
 #include <vector>
 
-#include "coll/cluster_clock.hpp"
 #include "coll/error.hpp"
+#include "emulator/cluster_clock.hpp"
+#include "shaped_transport.hpp"
 #include "transport/inproc_transport.hpp"
-#include "transport/shaped_transport.hpp"
 
 namespace {
 

@@ -14,12 +14,13 @@
 #include "bootstrap/bootstrap.hpp"
 #include "bootstrap/store_server.hpp"
 #include "coll/clock.hpp"
-#include "coll/cluster_clock.hpp"
 #include "coll/comm.hpp"
 #include "coll/config.hpp"
 #include "coll/error.hpp"
 #include "coll/selector.hpp"
 #include "core/usable_cpus.hpp"
+#include "emulator/cluster_clock.hpp"
+#include "emulator/emulator.hpp"
 #include "transport/inproc_transport.hpp"
 #include "transport/transport_registry.hpp"
 
@@ -346,6 +347,7 @@ TEST(InprocTransport, SelectedByNameForRanksThatAreThreads) {
 
 // A wrapper named before the transport: the shaped links deliver the same result.
 TEST(ShapedTransport, WrapsATransportChosenByName) {
+  coll::emulator::enable();
   ScopedEnv transport("COLL_TRANSPORT", "shaped:inproc");
   ScopedEnv shape("COLL_SHAPE", "intra=1e-4:1e-8,inter=1e-4:1e-8");
   constexpr int kRanks = 4;
@@ -356,6 +358,7 @@ TEST(ShapedTransport, WrapsATransportChosenByName) {
 // another takes what the model says alone less the lead it shares with the one before: the
 // server (rank 0 of 4) takes the early workers' pushes while it still sends the first one's pulls.
 TEST(ShapedTransport, BackToBackParameterServerAllreducesOverlapByTheModelsLead) {
+  coll::emulator::enable();
   ScopedEnv transport("COLL_TRANSPORT", "shaped:inproc");
   ScopedEnv shape("COLL_SHAPE", "intra=1e-3:0,inter=1e-3:0,clock=virtual");
   ScopedEnv servers("COLL_PS_SERVERS", "1");
@@ -398,6 +401,7 @@ TEST(ShapedTransport, BackToBackParameterServerAllreducesOverlapByTheModelsLead)
 }
 
 TEST(ShapedTransport, WithoutAShapeFailsNamingTheVariable) {
+  coll::emulator::enable();
   ScopedEnv transport("COLL_TRANSPORT", "shaped:inproc");
   ::unsetenv("COLL_SHAPE");
   try {
@@ -410,6 +414,7 @@ TEST(ShapedTransport, WithoutAShapeFailsNamingTheVariable) {
 }
 
 TEST(TransportRegistry, UnknownWrapperFailsListingTheKnownOnes) {
+  coll::emulator::enable();
   ScopedEnv transport("COLL_TRANSPORT", "squeezed:ucx");
   try {
     coll::Comm::from_environment();

@@ -1,15 +1,15 @@
 #include "core/progress_engine.hpp"
 
-#include "coll/cluster_clock.hpp"
+#include "core/cost_clock.hpp"
 
 namespace coll {
 
-Completion::Completion() : queued_s_(cluster_clock::now()) {}
+Completion::Completion() : queued_s_(cost_clock().now()) {}
 
 void Completion::start() {
-  cluster_clock::advance_to(queued_s_);
+  cost_clock().advance_to(queued_s_);
   std::lock_guard lock(mutex_);
-  started_s_ = cluster_clock::now();
+  started_s_ = cost_clock().now();
 }
 
 std::pair<double, double> Completion::times() {
@@ -20,7 +20,7 @@ std::pair<double, double> Completion::times() {
 void Completion::finish(std::exception_ptr error) {
   {
     std::lock_guard lock(mutex_);
-    finished_s_ = cluster_clock::now();
+    finished_s_ = cost_clock().now();
     done_ = true;
     error_ = std::move(error);
   }
@@ -30,7 +30,7 @@ void Completion::finish(std::exception_ptr error) {
 bool Completion::test() {
   std::lock_guard lock(mutex_);
   if (done_ && error_) std::rethrow_exception(error_);
-  if (done_) cluster_clock::advance_to(finished_s_);
+  if (done_) cost_clock().advance_to(finished_s_);
   return done_;
 }
 
@@ -38,7 +38,7 @@ void Completion::wait() {
   std::unique_lock lock(mutex_);
   finished_.wait(lock, [this] { return done_; });
   if (error_) std::rethrow_exception(error_);
-  cluster_clock::advance_to(finished_s_);
+  cost_clock().advance_to(finished_s_);
 }
 
 ProgressEngine::ProgressEngine() : thread_([this] { run(); }) {}

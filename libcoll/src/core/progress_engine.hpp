@@ -14,14 +14,14 @@
 namespace coll {
 
 // Completion of one queued task, shared by the engine and the caller's Request.
-// Its times are the cluster clock's (coll/cluster_clock.hpp): on the virtual clock the task starts
-// no earlier than its caller queued it, and the caller's time moves on to when it finished.
+// Its times are the cost clock's (core/cost_clock.hpp): on a clock with a time per thread the task
+// starts no earlier than its caller queued it, and the caller's time moves on to when it finished.
 class Completion {
  public:
   Completion();  // queued now, by the caller
   void start();  // the engine began running the task (records the time)
   void finish(std::exception_ptr error);
-  // When the task started and finished (cluster_clock::now seconds); 0 before.
+  // When the task started and finished (cost_clock().now() seconds); 0 before.
   std::pair<double, double> times();
   bool test();  // true once finished; rethrows the task's error
   void wait();  // blocks until finished; rethrows the task's error

@@ -13,8 +13,8 @@
 #include <cstdint>
 #include <string>
 
-#include "coll/cluster_clock.hpp"
 #include "coll/error.hpp"
+#include "core/cost_clock.hpp"
 #include "reduce/kernels.hpp"
 
 namespace coll {
@@ -48,9 +48,9 @@ void reduce(DataType type, ReduceOp op, void* dst, const void* a, const void* b,
     default:
       reduce_detail::reduce_native(type, op, dst, a, b, count);
   }
-  // Every algorithm's gamma term passes here: on an emulated cluster's virtual clock it is the
-  // emulated hardware's time, not this CPU's.
-  cluster_clock::charge_reduction(count * dtype_size(type));
+  // Every algorithm's gamma term passes here: on an installed clock (an emulated cluster's) it is
+  // that clock's time, not this CPU's.
+  cost_clock().charge_reduction(count * dtype_size(type));
 }
 
 void finish_average(DataType type, void* data, std::size_t count, int divisor) {

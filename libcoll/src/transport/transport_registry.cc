@@ -19,7 +19,7 @@ std::vector<std::pair<std::string_view, TransportWrapper>>& registered_wrappers(
   return wrappers;
 }
 
-[[noreturn]] void unknown(std::string_view what, std::string_view name) {
+[[noreturn]] void unknown(std::string_view what, std::string_view name, std::string_view why) {
   std::string known;
   for (const auto candidate : transport_names()) {
     known += (known.empty() ? "" : ", ") + std::string(candidate);
@@ -28,7 +28,8 @@ std::vector<std::pair<std::string_view, TransportWrapper>>& registered_wrappers(
     known += ", " + std::string(wrapper) + ":<transport>";
   }
   throw Error(Status::InvalidArgument, "unknown " + std::string(what) + " '" + std::string(name) +
-                                           "' (COLL_TRANSPORT; known: " + known + ")");
+                                           "' (COLL_TRANSPORT; known: " + known + ")" +
+                                           std::string(why));
 }
 
 }  // namespace
@@ -43,9 +44,15 @@ Connection between_processes(std::unique_ptr<Transport> transport, Bootstrap& bo
   return connection;
 }
 
-TransportWrapperRegistration::TransportWrapperRegistration(std::string_view name,
-                                                           TransportWrapper wrapper) {
-  registered_wrappers().emplace_back(name, wrapper);
+void register_transport_wrapper(std::string_view name, TransportWrapper wrapper) {
+  auto& wrappers = registered_wrappers();
+  const auto known = std::find_if(wrappers.begin(), wrappers.end(),
+                                  [&](const auto& entry) { return entry.first == name; });
+  if (known != wrappers.end()) {
+    known->second = wrapper;
+  } else {
+    wrappers.emplace_back(name, wrapper);
+  }
 }
 
 TransportRegistration::TransportRegistration(std::string_view name, TransportFactory factory) {
@@ -69,12 +76,15 @@ Connection make_transport(std::string_view name, Bootstrap& bootstrap,
       return wrap(make_transport(name.substr(colon + 1), bootstrap, node_of_rank, options),
                   bootstrap, node_of_rank, options);
     }
-    unknown("transport wrapper", wrapper);
+    // Wrappers live in libraries of their own: a program that links one registers it.
+    unknown("transport wrapper", wrapper,
+            ": this program registered no such wrapper (`shaped`, the link emulator, is "
+            "registered by the programs that link coll_emulator: collbench and the tests)");
   }
   for (const auto& [known, factory] : registered()) {
     if (known == name) return factory(bootstrap, node_of_rank, options);
   }
-  unknown("transport", name);
+  unknown("transport", name, "");
 }
 
 }  // namespace coll

@@ -1,7 +1,8 @@
 // Transports by name (COLL_TRANSPORT). Each transport's file registers its factory with a static
 // TransportRegistration, so adding a transport touches no shared file. A wrapper (a decorator
-// such as `shaped`) registers with TransportWrapperRegistration and is named before the
-// transport it wraps: COLL_TRANSPORT=shaped:auto.
+// another library brings, as the link emulator does `shaped`) is registered by the program that
+// links it, with register_transport_wrapper, and is named before the transport it wraps:
+// COLL_TRANSPORT=shaped:auto.
 #pragma once
 
 #include <memory>
@@ -45,14 +46,15 @@ using TransportWrapper = Connection (*)(Connection inner, Bootstrap& bootstrap,
                                         const std::vector<int>& node_of_rank,
                                         const TransportOptions& options);
 
-struct TransportWrapperRegistration {
-  TransportWrapperRegistration(std::string_view name, TransportWrapper wrapper);
-};
+// Makes WRAPPER:NAME available to make_transport in this process (again: the last one counts).
+// Call before making a communicator; `name` must outlive the process's transports.
+void register_transport_wrapper(std::string_view name, TransportWrapper wrapper);
 
 std::vector<std::string_view> transport_names();  // sorted
 
 // `name` is a transport, or WRAPPER:NAME. Throws InvalidArgument naming the known transports
-// and wrappers when it is neither.
+// and wrappers when it is neither, and that the program registers its wrappers when WRAPPER is
+// unknown.
 Connection make_transport(std::string_view name, Bootstrap& bootstrap,
                           const std::vector<int>& node_of_rank, const TransportOptions& options);
 

@@ -16,8 +16,9 @@ struct LinkShape {
   Link inter;  // across nodes: each node's NIC, one bucket out and one in, shared by its ranks
   double staging_beta_s_per_byte = 0;  // a node's staging path, shared by its intra sends; 0: none
   double time_scale = 1;               // K: every alpha and beta above is multiplied by K
-  // clock=virtual: messages and compute move each thread's virtual time (coll/cluster_clock.hpp)
-  // instead of waiting in real time; clock=real (the default) holds each send for real.
+  // clock=virtual: messages and compute move each thread's virtual time
+  // (emulator/cluster_clock.hpp) instead of waiting in real time; clock=real (the default) holds
+  // each send for real.
   bool virtual_clock = false;
   // reduce=GAMMA, virtual clock only: every reduction's work on the emulated hardware, seconds per
   // byte reduced (the preset's gamma); on the real clock reductions take this machine's time.

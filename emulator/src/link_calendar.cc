@@ -1,10 +1,10 @@
-#include "transport/link_calendar.hpp"
+#include "link_calendar.hpp"
 
 #include <algorithm>
 #include <cstring>
 #include <string>
 
-#include "transport/spin_wait.hpp"
+#include "spin_wait.hpp"
 
 namespace coll {
 

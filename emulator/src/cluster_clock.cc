@@ -1,4 +1,4 @@
-#include "coll/cluster_clock.hpp"
+#include "emulator/cluster_clock.hpp"
 
 #include <algorithm>
 #include <atomic>

@@ -1,9 +1,9 @@
-#include "transport/send_stamps.hpp"
+#include "send_stamps.hpp"
 
 #include <string>
 
 #include "coll/error.hpp"
-#include "transport/spin_wait.hpp"
+#include "spin_wait.hpp"
 
 namespace coll {
 

@@ -11,18 +11,19 @@
 // On the virtual clock (clock=virtual) nothing is held: each send reserves the sender's work and
 // its own port and is posted at once, stamped with when it left; the receiver reserves its own
 // work and the links the message shares with other ranks' when it takes the message, and its
-// virtual time moves on to the emulated arrival (coll/cluster_clock.hpp). Links keep calendars
-// instead of buckets there, since ranks reach them out of emulated-time order.
+// virtual time moves on to the emulated arrival (emulator/cluster_clock.hpp). Links keep
+// calendars instead of buckets there, since ranks reach them out of emulated-time order.
 #pragma once
 
 #include <cstddef>
 #include <memory>
 #include <vector>
 
-#include "transport/link_calendar.hpp"
-#include "transport/link_shape.hpp"
-#include "transport/token_bucket.hpp"
+#include "link_calendar.hpp"
+#include "link_shape.hpp"
+#include "token_bucket.hpp"
 #include "transport/transport.hpp"
+#include "transport/transport_registry.hpp"
 
 namespace coll {
 
@@ -75,5 +76,11 @@ std::unique_ptr<Transport> make_shaped_transport(std::unique_ptr<Transport> inne
                                                  std::shared_ptr<void> job_memory,
                                                  Bootstrap* bootstrap,
                                                  const TransportOptions& options);
+
+// The `shaped` wrapper (COLL_TRANSPORT=shaped:<inner>): `inner` over the links COLL_SHAPE
+// describes, in memory every rank of the job maps. Collective, as TransportWrapper.
+Connection wrap_in_shaped_transport(Connection inner, Bootstrap& bootstrap,
+                                    const std::vector<int>& node_of_rank,
+                                    const TransportOptions& options);
 
 }  // namespace coll

@@ -1,4 +1,4 @@
-#include "transport/link_shape.hpp"
+#include "link_shape.hpp"
 
 #include <cmath>
 #include <cstdio>

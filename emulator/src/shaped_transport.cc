@@ -1,4 +1,4 @@
-#include "transport/shaped_transport.hpp"
+#include "shaped_transport.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -11,10 +11,10 @@
 #include <unordered_set>
 
 #include "bootstrap/bootstrap.hpp"
-#include "coll/cluster_clock.hpp"
 #include "coll/env.hpp"
 #include "coll/error.hpp"
-#include "transport/send_stamps.hpp"
+#include "emulator/cluster_clock.hpp"
+#include "send_stamps.hpp"
 #include "transport/shared_segment.hpp"
 #include "transport/transport_registry.hpp"
 #include "transport/waiter.hpp"
@@ -368,10 +368,13 @@ std::shared_ptr<void> shared_job_memory(Bootstrap& bootstrap, const LinkShape& s
   return std::shared_ptr<void>(segment, segment->base());
 }
 
+}  // namespace
+
 // What the ranks of a node share besides messages stays unused: hand-offs through it would bypass
 // the emulated links.
-Connection wrap_registered(Connection inner, Bootstrap& bootstrap,
-                           const std::vector<int>& node_of_rank, const TransportOptions& options) {
+Connection wrap_in_shaped_transport(Connection inner, Bootstrap& bootstrap,
+                                    const std::vector<int>& node_of_rank,
+                                    const TransportOptions& options) {
   const auto text = env_string("COLL_SHAPE");
   if (!text) {
     throw Error(Status::InvalidArgument,
@@ -386,10 +389,6 @@ Connection wrap_registered(Connection inner, Bootstrap& bootstrap,
   shaped.emulated_links = true;
   return shaped;
 }
-
-const TransportWrapperRegistration kShaped("shaped", wrap_registered);
-
-}  // namespace
 
 std::unique_ptr<Transport> make_shaped_transport(std::unique_ptr<Transport> inner,
                                                  const LinkShape& shape, int rank,

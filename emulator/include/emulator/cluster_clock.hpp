@@ -4,7 +4,8 @@
 // it left and its receiver moves on to its emulated arrival, a queued collective carries its
 // caller's time to the progress engine and back, and emulated compute advances the clock without
 // sleeping. Emulated times then depend only on the shaped links and the real algorithms'
-// messages, not on how this machine schedules its ranks.
+// messages, not on how this machine schedules its ranks. The runtime's progress engine and
+// reductions reach it as their CostClock, once coll::emulator::enable() has installed it.
 #pragma once
 
 #include <cstddef>
