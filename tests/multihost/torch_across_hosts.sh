@@ -16,7 +16,11 @@
 # exit non-zero; or 'restart': an elastic torchrun (c10d rendezvous, --max_restarts 1) on 2
 # hosts x 1 rank whose last rank dies at step 10 of the first attempt (as a lost host's would):
 # every worker starts again, forms its coll group afresh and must end DDP with gloo's parameters,
-# both torchruns exiting 0. Default: 2x1 2x2:different linkdown restart. No COLL_* variable reaches the ranks (all are
+# both torchruns exiting 0; or 'absent': a host that never starts (issue 42, 3c): only host 1's
+# elastic torchrun (c10d, --rdzv_conf join_timeout=10) of 2 starts, and it must exit non-zero
+# with torch's RendezvousTimeoutError within 40 s, leaving no process on host 1 (the static
+# rendezvous of --master_addr has no such bound: it waited past 120 s). Default: 2x1
+# 2x2:different linkdown restart absent. No COLL_* variable reaches the ranks (all are
 # unset), nor a developer's tuning file (HOME is a fresh directory), so the backend must find
 # its interface by itself. Prints one line per case; exit 0: all passed, 77: skipped (not root,
 # ip/unshare/python3-torch/torchrun or the coll_torch module missing), 1: a case failed, 2: usage.
@@ -33,10 +37,10 @@ if [[ -z "$build" || "$build" == -* ]]; then
 fi
 shift
 cases=("$@")
-((${#cases[@]})) || cases=(2x1 2x2:different linkdown restart)
+((${#cases[@]})) || cases=(2x1 2x2:different linkdown restart absent)
 for c in "${cases[@]}"; do
-    [[ "$c" =~ ^([1-9])x([1-9])(:different)?$|^linkdown$|^restart$ ]] ||
-        { echo "$me: bad case '$c' (HOSTSxRANKS[:different], linkdown or restart)" >&2; exit 2; }
+    [[ "$c" =~ ^([1-9])x([1-9])(:different)?$|^linkdown$|^restart$|^absent$ ]] ||
+        { echo "$me: bad case '$c' (HOSTSxRANKS[:different], linkdown, restart or absent)" >&2; exit 2; }
 done
 
 python=${PYTHON:-/usr/bin/python3}  # Debian's, with python3-torch
@@ -137,6 +141,30 @@ restart_case() { # ID
     return 1
 }
 
+# The 'absent' case (see the header): prints one line, returns 1 on failure.
+absent_case() { # ID
+    local id=$1 master rc start took left
+    hosts_up "$id" 2 || { echo "$me: case absent: FAIL: hosts.sh up"; return 1; }
+    master=$(awk 'NR == 1 {print $2}' "$(hosts_state_dir "$id")/addresses")
+    start=$(date +%s)
+    rc=0
+    hosts_exec "$id" 1 timeout -k 10 60 "$torchrun" --nnodes 2 --rdzv_backend c10d \
+        --rdzv_endpoint "$master:29400" --rdzv_id "$id" --rdzv_conf join_timeout=10 \
+        --nproc_per_node 1 --redirects 1 --tee 1 --log_dir "$tmp/torchelastic-$id-1" \
+        "$here/torch_ddp_step.py" --module-dir "$module_dir" >"$tmp/$id-1.log" 2>&1 || rc=$?
+    took=$(($(date +%s) - start))
+    left=$(ip netns pids "$(hosts_host_ns "$id" 1)" 2>/dev/null | wc -l)
+    if ((rc != 0 && rc != 124 && took < 40 && left == 0)) &&
+        grep -q RendezvousTimeoutError "$tmp/$id-1.log"; then
+        echo "$me: case absent: PASS: host 2 never started; host 1's torchrun exited $rc after" \
+            "$took s with RendezvousTimeoutError, nothing left on host 1"
+        return 0
+    fi
+    echo "$me: case absent: FAIL (torchrun exit $rc after $took s, $left process(es) left on host 1)"
+    tail -n 5 "$tmp/$id-1.log" | sed 's/^/    /'
+    return 1
+}
+
 # The 'linkdown' case (see the header): prints one line, returns 1 on failure.
 link_down_case() { # ID
     local id=$1 cut_ms waited_ms rc node log caught
@@ -179,9 +207,10 @@ link_down_case() { # ID
 failed=0
 for ((k = 0; k < ${#cases[@]}; k++)); do
     c=${cases[k]} id=${ids[k]}
-    if [[ "$c" == linkdown || "$c" == restart ]]; then
+    if [[ "$c" == linkdown || "$c" == restart || "$c" == absent ]]; then
         if [[ "$c" == linkdown ]]; then link_down_case "$id" || failed=1; fi
         if [[ "$c" == restart ]]; then restart_case "$id" || failed=1; fi
+        if [[ "$c" == absent ]]; then absent_case "$id" || failed=1; fi
         hosts_down "$id"
         continue
     fi
