@@ -1,6 +1,7 @@
 # The tools (collbench, collrun: bench/; colltopo: topology/) build on libcoll's public headers
-# (coll/...), the link emulator's (emulator/...) and their own files only, and the public headers
-# (libcoll's, the tools library's and the emulator's) include only each other. Fails naming every quoted include that is neither, so a
+# (coll/...), the link emulator's (emulator/...), the shared reference data's (support/) and their
+# own files only, and those headers (libcoll's, the tools library's, the emulator's, support/'s)
+# include only each other. Fails naming every quoted include that is neither, so a
 # tool or public header that reaches into libcoll/src again is caught.
 # Run: cmake -DSOURCE_DIR=<root> -P <this>.
 cmake_minimum_required(VERSION 3.25)
@@ -12,10 +13,10 @@ file(GLOB_RECURSE CHECKED_FILES RELATIVE ${SOURCE_DIR}
 file(GLOB_RECURSE PUBLIC_HEADERS RELATIVE ${SOURCE_DIR}
   ${SOURCE_DIR}/libcoll/include/*.h ${SOURCE_DIR}/libcoll/include/*.hpp
   ${SOURCE_DIR}/libcoll/include/*.hpp.in ${SOURCE_DIR}/libcoll/tools/include/*.hpp
-  ${SOURCE_DIR}/emulator/include/*.hpp)
+  ${SOURCE_DIR}/emulator/include/*.hpp ${SOURCE_DIR}/support/*.hpp)
 list(APPEND CHECKED_FILES ${PUBLIC_HEADERS})
 set(PUBLIC_DIRS ${SOURCE_DIR}/libcoll/include ${SOURCE_DIR}/libcoll/tools/include
-  ${SOURCE_DIR}/emulator/include)
+  ${SOURCE_DIR}/emulator/include ${SOURCE_DIR}/support)
 set(PRIVATE_INCLUDES "")
 foreach(file ${CHECKED_FILES})
   get_filename_component(dir ${file} DIRECTORY)
