@@ -1,8 +1,8 @@
-// What the emulator gives the runtime: the `shaped` wrapper, and its cluster clock behind the
-// runtime's CostClock.
+// What the emulator gives the runtime: the `shaped` wrapper, whose links bring the cluster clock
+// behind the runtime's CostClock.
 #include "emulator/emulator.hpp"
 
-#include "core/cost_clock.hpp"
+#include "cluster_cost_clock.hpp"
 #include "emulator/cluster_clock.hpp"
 #include "shaped_transport.hpp"
 #include "transport/transport_registry.hpp"
@@ -18,12 +18,24 @@ class ClusterCostClock final : public CostClock {
   void charge_reduction(std::size_t bytes) override { cluster_clock::charge_reduction(bytes); }
 };
 
+// A communicator over shaped links times its collectives and reductions on the cluster clock.
+Connection shaped_on_the_cluster_clock(Connection inner, Bootstrap& bootstrap,
+                                       const std::vector<int>& node_of_rank,
+                                       const TransportOptions& options) {
+  Connection shaped = wrap_in_shaped_transport(std::move(inner), bootstrap, node_of_rank, options);
+  shaped.clock = &cluster_cost_clock();
+  return shaped;
+}
+
 }  // namespace
 
-void enable() {
+CostClock& cluster_cost_clock() {
   static ClusterCostClock clock;
-  install_cost_clock(&clock);
-  register_transport_wrapper("shaped", wrap_in_shaped_transport);
+  return clock;
+}
+
+void enable() {
+  register_transport_wrapper("shaped", shaped_on_the_cluster_clock);
 }
 
 }  // namespace coll::emulator

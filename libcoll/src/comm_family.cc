@@ -37,6 +37,7 @@ void CommFamily::connect() {
   transport = std::move(connection.transport);
   node = std::move(connection.node);
   emulated_links = connection.emulated_links;
+  if (connection.clock) clock = connection.clock;
   if (log_enabled(LogLevel::Info)) {
     log_line(LogLevel::Info, me,
              "communicator: " + std::to_string(bootstrap->size()) + " ranks on " +

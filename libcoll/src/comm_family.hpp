@@ -11,6 +11,7 @@
 #include "coll/config.hpp"
 #include "coll/topology/rank_map.hpp"
 #include "collectives/context_ids.hpp"
+#include "core/cost_clock.hpp"
 #include "core/progress_engine.hpp"
 #include "transport/node_resources.hpp"
 #include "transport/transport.hpp"
@@ -28,7 +29,8 @@ struct CommFamily {
   std::vector<std::string> host_name_of_rank;
   std::unique_ptr<Transport> transport;
   NodeResources node;
-  bool emulated_links = false;  // the transport emulates the links between nodes
+  bool emulated_links = false;              // the transport emulates the links between nodes
+  CostClock* clock = &steady_cost_clock();  // the links' clock (Connection::clock)
   BufferPool pool;
   ContextIds contexts;
   // Started by the first asynchronous call; from then on every transport call runs on its

@@ -95,7 +95,7 @@ struct Comm::Impl {
   template <typename Work>
   void serialized(Work&& work);
   ProgressEngine& engine() {
-    if (!family->engine) family->engine = std::make_unique<ProgressEngine>();
+    if (!family->engine) family->engine = std::make_unique<ProgressEngine>(*family->clock);
     return *family->engine;
   }
 
@@ -139,7 +139,8 @@ void Comm::Impl::run_collective(CallDescriptor call, Body&& body, const Algorith
         config.tuning,
         carries_check && check ? &*check : nullptr,
         algorithm && algorithm->asks_cost_model ? &cost_model() : nullptr,
-        &family->node};
+        &family->node,
+        family->clock};
     body(on_world);
     if (check) check->complete();
   } catch (const Error& error) {

@@ -39,7 +39,7 @@ ProcessGroupColl::ProcessGroupColl(const c10::intrusive_ptr<c10d::Store>& store,
       run_here_bytes_(run_here_bytes(rank)),
       comm_(Comm::from_exchange(rank, size, std::make_unique<StoreExchange>(store, rank, size),
                                 torch_config())),
-      engine_(std::make_unique<ProgressEngine>()) {}
+      engine_(std::make_unique<ProgressEngine>(steady_cost_clock())) {}
 
 ProcessGroupColl::~ProcessGroupColl() {
   // Finished collectives release their tensors on the engine thread, and freeing a tensor that

@@ -13,14 +13,14 @@
 namespace {
 
 TEST(ProgressEngine, AnIdleEngineLetsTheCallerRunTheTask) {
-  coll::ProgressEngine engine;
+  coll::ProgressEngine engine(coll::steady_cost_clock());
   std::thread::id ran_on;
   EXPECT_TRUE(engine.run_here_if_idle([&] { ran_on = std::this_thread::get_id(); }));
   EXPECT_EQ(ran_on, std::this_thread::get_id());
 }
 
 TEST(ProgressEngine, ABusyEngineRunsNothingHere) {
-  coll::ProgressEngine engine;
+  coll::ProgressEngine engine(coll::steady_cost_clock());
   std::promise<void> release;
   std::shared_future<void> released = release.get_future().share();
   std::promise<void> started;
@@ -42,7 +42,7 @@ TEST(ProgressEngine, ABusyEngineRunsNothingHere) {
 // A task submitted while the caller runs one here starts only after it returned, as if queued
 // behind it: collectives keep their order on every rank.
 TEST(ProgressEngine, TasksSubmittedMeanwhileRunAfterTheCallersTask) {
-  coll::ProgressEngine engine;
+  coll::ProgressEngine engine(coll::steady_cost_clock());
   std::vector<int> order;  // written by one thread at a time: the engine waits for the caller
   std::shared_ptr<coll::Completion> later;
   EXPECT_TRUE(engine.run_here_if_idle([&] {
@@ -55,7 +55,7 @@ TEST(ProgressEngine, TasksSubmittedMeanwhileRunAfterTheCallersTask) {
 }
 
 TEST(ProgressEngine, ATaskThatThrowsHereLeavesTheEngineWorking) {
-  coll::ProgressEngine engine;
+  coll::ProgressEngine engine(coll::steady_cost_clock());
   EXPECT_THROW(engine.run_here_if_idle([] { throw std::runtime_error("failed"); }),
                std::runtime_error);
   std::atomic<bool> ran{false};

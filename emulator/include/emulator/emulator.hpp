@@ -5,9 +5,10 @@
 
 namespace coll::emulator {
 
-// Registers the `shaped` transport wrapper (COLL_SHAPE) and installs the cluster clock
-// (emulator/cluster_clock.hpp) as the clock the runtime times its queued collectives and charges
-// its reductions on. Call before making a communicator; calling again changes nothing.
+// Registers the `shaped` transport wrapper (COLL_SHAPE). Its links bring the cluster clock
+// (emulator/cluster_clock.hpp): a communicator over them times its queued collectives and charges
+// its reductions on it; other communicators keep the steady clock. Call before making a
+// communicator; calling again changes nothing.
 void enable();
 
 }  // namespace coll::emulator

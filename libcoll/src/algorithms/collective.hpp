@@ -14,7 +14,9 @@
 #include "coll/selector.hpp"
 #include "coll/tuning.hpp"
 #include "coll/types.hpp"
+#include "core/cost_clock.hpp"
 #include "core/memory_type.hpp"
+#include "reduce/reducer.hpp"
 #include "transport/job_failure.hpp"
 #include "transport/node_resources.hpp"
 #include "transport/transport.hpp"
@@ -143,6 +145,8 @@ struct CollectiveContext {
   // What this rank shares with the others of its node besides messages (the communicator's);
   // null, or members null: none, and algorithms that would use them fall back to messages.
   const NodeResources* node = nullptr;
+  // The communicator's clock (core/cost_clock.hpp), which every reduction is charged to.
+  CostClock* clock = &steady_cost_clock();
 
   PeerMemory* peer_memory() const { return node ? node->peer_memory.get() : nullptr; }
   NodeSlots* node_slots() const { return node ? node->node_slots.get() : nullptr; }
@@ -156,13 +160,21 @@ struct CollectiveContext {
   // check stays with the whole collective, and the cost model, which prices the communicator's
   // group, with the whole too.
   CollectiveContext over(const Group& other) const {
-    return {transport, pool, other, node_of_rank, tags, tuning, nullptr, nullptr, node};
+    return {transport, pool, other, node_of_rank, tags, tuning, nullptr, nullptr, node, clock};
   }
   // Over a sub-group, in its own tag stage (how algorithms compose).
   CollectiveContext on(const Group& sub_group, unsigned stage) const {
     CollectiveContext sub = over(sub_group);
     sub.tags = tags.with_stage(stage);
     return sub;
+  }
+  // dst = a op b over `count` elements (reduce/reducer.hpp), charged to the communicator's clock:
+  // every algorithm's gamma term passes here, so on an emulated cluster's clock a reduction
+  // costs that clock's time, not this CPU's.
+  void reduce(DataType type, ReduceOp op, void* dst, const void* a, const void* b,
+              std::size_t count) const {
+    coll::reduce(type, op, dst, a, b, count);
+    clock->charge_reduction(count * dtype_size(type));
   }
   // The ranks of the group, each as its node (indexed by group index).
   std::vector<int> node_of_member() const {

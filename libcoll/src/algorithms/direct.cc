@@ -100,10 +100,10 @@ class Direct {
     } else {
       pieces[static_cast<std::size_t>(me_)] = mine;
     }
-    reduce(args_.type, args_.op, out, pieces[0], pieces[1], piece.length);
+    context_.reduce(args_.type, args_.op, out, pieces[0], pieces[1], piece.length);
     for (int member = 2; member < n_; ++member) {
-      reduce(args_.type, args_.op, out, out, pieces[static_cast<std::size_t>(member)],
-             piece.length);
+      context_.reduce(args_.type, args_.op, out, out, pieces[static_cast<std::size_t>(member)],
+                      piece.length);
     }
     if (args_.op == ReduceOp::Avg) finish_average(args_.type, out, piece.length, n_);
   }

@@ -127,7 +127,7 @@ class HalvingDoubling {
       // Fixed order, whoever is faster: the lower group index's data first.
       const std::byte* first = peer < me_ ? slot(s) : source_ + offset;
       const std::byte* second = peer < me_ ? source_ + offset : slot(s);
-      reduce(args_.type, args_.op, recv_ + offset, first, second, piece.length);
+      context_.reduce(args_.type, args_.op, recv_ + offset, first, second, piece.length);
     };
     run_windowed(segments, window, post, finish);
     transport.wait_all(sends);

@@ -117,9 +117,9 @@ void parameter_server_allreduce(const CollectiveContext& context, const Allreduc
       const auto [offset, length] = piece(shard, s);
       std::byte* target = recv + offset * elem;
       // In place, `send` is `target`: it is the first operand, read before being overwritten.
-      reduce(args.type, args.op, target, send + offset * elem, slot(s, 0), length);
+      context.reduce(args.type, args.op, target, send + offset * elem, slot(s, 0), length);
       for (std::size_t o = 1; o < others; ++o) {
-        reduce(args.type, args.op, target, target, slot(s, o), length);
+        context.reduce(args.type, args.op, target, target, slot(s, o), length);
       }
       if (args.op == ReduceOp::Avg) finish_average(args.type, target, length, n);
       for (const std::size_t o : turn) {

@@ -254,7 +254,7 @@ class PeerReadAllreduce {
           memory_.read(group_.global(peer), published_[peer].send + offset, read_target,
                        count * elem_);
         }
-        reduce(args_.type, args_.op, result, accumulated, operand, count);
+        context_.reduce(args_.type, args_.op, result, accumulated, operand, count);
         accumulated = result;
       }
       if (args_.op == ReduceOp::Avg) finish_average(args_.type, result, count, group_.size());

@@ -163,7 +163,7 @@ class RecursiveDoubling {
       const std::size_t offset = piece.offset * elem_;
       const std::byte* first = peer < me_ ? theirs : mine + offset;
       const std::byte* second = peer < me_ ? mine + offset : theirs;
-      reduce(args_.type, args_.op, recv_ + offset, first, second, piece.length);
+      context_.reduce(args_.type, args_.op, recv_ + offset, first, second, piece.length);
     };
     run_windowed(segments, window, post, finish);
   }

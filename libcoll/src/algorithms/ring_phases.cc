@@ -101,8 +101,8 @@ void run_steps(const CollectiveContext& context, const AllreduceArgs& args, Ring
       std::byte* target = recv + range.offset * elem;
       // Each step reduces a block this rank has not touched yet: the partial sum that arrived
       // plus this rank's own input (still in `send`, which is `recv` when in place).
-      reduce(args.type, args.op, target, send + range.offset * elem,
-             staging.data() + (unit % window) * slot_bytes, range.length);
+      context.reduce(args.type, args.op, target, send + range.offset * elem,
+                     staging.data() + (unit % window) * slot_bytes, range.length);
       // The last reduce-scatter step completes this rank's block: average it once, here.
       if (args.op == ReduceOp::Avg && step == group.size() - 2) {
         finish_average(args.type, target, range.length, group.size());

@@ -69,9 +69,9 @@ class ShmAllreduce {
     const auto vector_of = [&](int member) {
       return member == group_.me && own_intact ? own : rounds_.of(member).payload;
     };
-    reduce(args_.type, args_.op, out, vector_of(0), vector_of(1), length);
+    context_.reduce(args_.type, args_.op, out, vector_of(0), vector_of(1), length);
     for (int member = 2; member < group_.size(); ++member) {
-      reduce(args_.type, args_.op, out, out, vector_of(member), length);
+      context_.reduce(args_.type, args_.op, out, out, vector_of(member), length);
     }
     if (args_.op == ReduceOp::Avg) finish_average(args_.type, out, length, group_.size());
   }

@@ -132,8 +132,9 @@ void tree_allreduce(const CollectiveContext& context, const AllreduceArgs& args)
       const std::byte* result = send + offset * elem;  // a leaf passes its input on
       if (node.left >= 0) {
         // Fixed order, whatever arrives first: left subtree, this rank, right subtree.
-        reduce(args.type, args.op, target, slot(unit, 0), result, length);
-        if (node.right >= 0) reduce(args.type, args.op, target, target, slot(unit, 1), length);
+        context.reduce(args.type, args.op, target, slot(unit, 0), result, length);
+        if (node.right >= 0)
+          context.reduce(args.type, args.op, target, target, slot(unit, 1), length);
         result = target;
       }
       if (node.parent >= 0) {

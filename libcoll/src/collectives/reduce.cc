@@ -57,8 +57,8 @@ void chain_reduce(const CollectiveContext& context, const void* send, void* recv
     for (std::size_t s = 0; s < segments; ++s) {
       context.transport.wait(receives[s]);
       const std::size_t at = chain.offset(s) * elem;
-      reduce(type, op, partial + at, input + at, staging.data() + (s % window) * slot_bytes,
-             chain.length(s));
+      context.reduce(type, op, partial + at, input + at, staging.data() + (s % window) * slot_bytes,
+                     chain.length(s));
       if (is_root && op == ReduceOp::Avg) {
         finish_average(type, partial + at, chain.length(s), members);
       }

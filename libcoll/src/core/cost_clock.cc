@@ -1,7 +1,5 @@
 #include "core/cost_clock.hpp"
 
-#include <atomic>
-
 #include "coll/clock.hpp"
 
 namespace coll {
@@ -14,17 +12,11 @@ class SteadyClock final : public CostClock {
   void charge_reduction(std::size_t) override {}
 };
 
-SteadyClock steady;
-std::atomic<CostClock*> installed{&steady};
-
 }  // namespace
 
-CostClock& cost_clock() {
-  return *installed.load(std::memory_order_acquire);
-}
-
-void install_cost_clock(CostClock* clock) {
-  installed.store(clock ? clock : &steady, std::memory_order_release);
+CostClock& steady_cost_clock() {
+  static SteadyClock steady;
+  return steady;
 }
 
 }  // namespace coll

@@ -1,9 +1,9 @@
-// The clock on which the runtime's own work is timed: when a queued collective was queued,
-// started and finished (the progress engine), and what a reduction costs. By default the steady
-// clock, on which a reduction has already cost its real time. A library that emulates a cluster
-// installs its own clock (per thread, moved on by messages, queued collectives and reductions)
-// before it makes a communicator; the runtime calls it without knowing whose it is. One per
-// process: reductions run in kernels that see no communicator.
+// The clock on which a communicator's own work is timed: when a queued collective was queued,
+// started and finished (the progress engine), and what a reduction costs. The steady clock by
+// default, on which a reduction has already cost its real time. A transport that emulates a
+// cluster's links brings its own clock with them (Connection::clock: per thread, moved on by
+// messages, queued collectives and reductions); the communicator hands it to its progress engine
+// and to its algorithms' reductions (CollectiveContext::reduce), without knowing whose it is.
 #pragma once
 
 #include <cstddef>
@@ -21,9 +21,7 @@ class CostClock {
   virtual void charge_reduction(std::size_t bytes) = 0;
 };
 
-// The installed clock, else the steady clock.
-CostClock& cost_clock();
-// `clock` (which must outlive the process's communicators), or nullptr for the steady clock.
-void install_cost_clock(CostClock* clock);
+// std::chrono::steady_clock's seconds; nothing to advance or charge.
+CostClock& steady_cost_clock();
 
 }  // namespace coll

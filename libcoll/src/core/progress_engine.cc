@@ -1,15 +1,13 @@
 #include "core/progress_engine.hpp"
 
-#include "core/cost_clock.hpp"
-
 namespace coll {
 
-Completion::Completion() : queued_s_(cost_clock().now()) {}
+Completion::Completion(CostClock& clock) : clock_(clock), queued_s_(clock.now()) {}
 
 void Completion::start() {
-  cost_clock().advance_to(queued_s_);
+  clock_.advance_to(queued_s_);
   std::lock_guard lock(mutex_);
-  started_s_ = cost_clock().now();
+  started_s_ = clock_.now();
 }
 
 std::pair<double, double> Completion::times() {
@@ -20,7 +18,7 @@ std::pair<double, double> Completion::times() {
 void Completion::finish(std::exception_ptr error) {
   {
     std::lock_guard lock(mutex_);
-    finished_s_ = cost_clock().now();
+    finished_s_ = clock_.now();
     done_ = true;
     error_ = std::move(error);
   }
@@ -30,7 +28,7 @@ void Completion::finish(std::exception_ptr error) {
 bool Completion::test() {
   std::lock_guard lock(mutex_);
   if (done_ && error_) std::rethrow_exception(error_);
-  if (done_) cost_clock().advance_to(finished_s_);
+  if (done_) clock_.advance_to(finished_s_);
   return done_;
 }
 
@@ -38,10 +36,10 @@ void Completion::wait() {
   std::unique_lock lock(mutex_);
   finished_.wait(lock, [this] { return done_; });
   if (error_) std::rethrow_exception(error_);
-  cost_clock().advance_to(finished_s_);
+  clock_.advance_to(finished_s_);
 }
 
-ProgressEngine::ProgressEngine() : thread_([this] { run(); }) {}
+ProgressEngine::ProgressEngine(CostClock& clock) : clock_(clock), thread_([this] { run(); }) {}
 
 ProgressEngine::~ProgressEngine() {
   {
@@ -53,7 +51,7 @@ ProgressEngine::~ProgressEngine() {
 }
 
 std::shared_ptr<Completion> ProgressEngine::submit(std::function<void()> task) {
-  auto completion = std::make_shared<Completion>();
+  auto completion = std::make_shared<Completion>(clock_);
   {
     std::lock_guard lock(mutex_);
     queue_.emplace_back(std::move(task), completion);

@@ -11,22 +11,26 @@
 #include <thread>
 #include <utility>
 
+#include "core/cost_clock.hpp"
+
 namespace coll {
 
 // Completion of one queued task, shared by the engine and the caller's Request.
-// Its times are the cost clock's (core/cost_clock.hpp): on a clock with a time per thread the task
-// starts no earlier than its caller queued it, and the caller's time moves on to when it finished.
+// Its times are its communicator's clock's (core/cost_clock.hpp): on a clock with a time per
+// thread the task starts no earlier than its caller queued it, and the caller's time moves on to
+// when it finished.
 class Completion {
  public:
-  Completion();  // queued now, by the caller
-  void start();  // the engine began running the task (records the time)
+  explicit Completion(CostClock& clock);  // queued now, by the caller
+  void start();                           // the engine began running the task (records the time)
   void finish(std::exception_ptr error);
-  // When the task started and finished (cost_clock().now() seconds); 0 before.
+  // When the task started and finished (the clock's seconds); 0 before.
   std::pair<double, double> times();
   bool test();  // true once finished; rethrows the task's error
   void wait();  // blocks until finished; rethrows the task's error
 
  private:
+  CostClock& clock_;
   std::mutex mutex_;
   std::condition_variable finished_;
   bool done_ = false;
@@ -38,8 +42,8 @@ class Completion {
 
 class ProgressEngine {
  public:
-  ProgressEngine();
-  ~ProgressEngine();  // runs what is queued, then joins the thread
+  explicit ProgressEngine(CostClock& clock);  // the clock its tasks are timed on
+  ~ProgressEngine();                          // runs what is queued, then joins the thread
   ProgressEngine(const ProgressEngine&) = delete;
   ProgressEngine& operator=(const ProgressEngine&) = delete;
 
@@ -53,6 +57,7 @@ class ProgressEngine {
  private:
   void run();
 
+  CostClock& clock_;
   std::mutex mutex_;
   std::condition_variable work_;
   std::deque<std::pair<std::function<void()>, std::shared_ptr<Completion>>> queue_;

@@ -14,7 +14,6 @@
 #include <string>
 
 #include "coll/error.hpp"
-#include "core/cost_clock.hpp"
 #include "reduce/kernels.hpp"
 
 namespace coll {
@@ -48,9 +47,6 @@ void reduce(DataType type, ReduceOp op, void* dst, const void* a, const void* b,
     default:
       reduce_detail::reduce_native(type, op, dst, a, b, count);
   }
-  // Every algorithm's gamma term passes here: on an installed clock (an emulated cluster's) it is
-  // that clock's time, not this CPU's.
-  cost_clock().charge_reduction(count * dtype_size(type));
 }
 
 void finish_average(DataType type, void* data, std::size_t count, int divisor) {

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/cost_clock.hpp"
 #include "transport/node_resources.hpp"
 #include "transport/transport.hpp"
 
@@ -26,6 +27,9 @@ struct Connection {
   // prices a core per rank and lets a node's flows share its NIC even where the nodes are
   // emulated on one host (model::CostParams::nic_shared).
   bool emulated_links = false;
+  // The clock the links' time runs on, which then times the communicator's collectives and
+  // reductions (an emulated cluster's); null: the steady clock.
+  CostClock* clock = nullptr;
 };
 
 // Collective over the bootstrap: every rank calls it with the same name and node map.
