@@ -69,11 +69,14 @@ bool ProgressEngine::run_here_if_idle(const std::function<void()>& task) {
   struct Done {  // lets the engine thread go on, even when the task throws
     ProgressEngine& engine;
     ~Done() {
+      bool engine_has_work = false;
       {
         std::lock_guard lock(engine.mutex_);
         engine.running_here_ = false;
+        engine_has_work = engine.stopping_ || !engine.queue_.empty();
       }
-      engine.work_.notify_one();
+      // Only then: waking an idle engine thread for nothing took a context switch per call.
+      if (engine_has_work) engine.work_.notify_one();
     }
   } done{*this};
   task();
@@ -83,20 +86,24 @@ bool ProgressEngine::run_here_if_idle(const std::function<void()>& task) {
 void ProgressEngine::run() {
   std::unique_lock lock(mutex_);
   while (true) {
-    running_ = false;
     work_.wait(lock, [this] { return !running_here_ && (stopping_ || !queue_.empty()); });
     if (queue_.empty()) return;  // stopping, and everything queued has run
     auto [task, completion] = std::move(queue_.front());
     queue_.pop_front();
     running_ = true;
     lock.unlock();
+    std::exception_ptr error;
     try {
       completion->start();
       task();
-      completion->finish(nullptr);
     } catch (...) {
-      completion->finish(std::current_exception());
+      error = std::current_exception();
     }
+    // Idle before the waiter hears of it: its next short call then runs on its own thread.
+    lock.lock();
+    running_ = false;
+    lock.unlock();
+    completion->finish(error);
     lock.lock();
   }
 }
