@@ -3,6 +3,7 @@
 # emulator's public header is back among libcoll's. The runtime offers the seams (a transport
 # wrapper registry, core/cost_clock.hpp); the emulator plugs into them. Run by ctest:
 #   cmake -DSOURCE_DIR=<repository> -P runtime_apart.cmake
+include(${CMAKE_CURRENT_LIST_DIR}/report_violations.cmake)
 set(EMULATOR_DIR "${SOURCE_DIR}/emulator")
 if(NOT IS_DIRECTORY "${EMULATOR_DIR}/src" OR NOT IS_DIRECTORY "${SOURCE_DIR}/libcoll/src")
   message(FATAL_ERROR "runtime_apart: no emulator/src or libcoll/src under '${SOURCE_DIR}'")
@@ -30,14 +31,9 @@ foreach(path IN LISTS files)
     string(APPEND violations "\n  ${file} uses the emulator: ${line}")
   endforeach()
 endforeach()
-if(checked EQUAL 0)
-  message(FATAL_ERROR "runtime_apart: no includes found under ${SOURCE_DIR}/libcoll")
-endif()
 if(EXISTS "${SOURCE_DIR}/libcoll/include/coll/cluster_clock.hpp")
   string(APPEND violations "\n  libcoll/include/coll/cluster_clock.hpp: the emulator's clock is "
          "public in emulator/include/emulator/cluster_clock.hpp, not libcoll's")
 endif()
-if(violations)
-  message(FATAL_ERROR "runtime_apart: libcoll reaches into the emulator:${violations}")
-endif()
-message(STATUS "runtime_apart: ${checked} includes of libcoll checked, none is the emulator's")
+report_violations(runtime_apart "${SOURCE_DIR}/libcoll" "libcoll reaches into the emulator"
+                  "of libcoll checked, none is the emulator's")

@@ -2,6 +2,7 @@
 # tool's or the study's code (a file of bench/ or topology/, or the tools library's coll/tools/),
 # which would tie the library's tests to collbench_lib; only tests/study and tests/tools may. Run by ctest:
 #   cmake -DSOURCE_DIR=<root> -P runtime_tests_apart.cmake
+include(${CMAKE_CURRENT_LIST_DIR}/report_violations.cmake)
 file(GLOB_RECURSE files RELATIVE "${SOURCE_DIR}"
   "${SOURCE_DIR}/tests/unit/*" "${SOURCE_DIR}/tests/integration/*" "${SOURCE_DIR}/tests/emulator/*")
 set(tool_dirs bench topology)
@@ -22,11 +23,6 @@ foreach(file IN LISTS files)
     endforeach()
   endforeach()
 endforeach()
-if(checked EQUAL 0)
-  message(FATAL_ERROR "runtime_tests_apart: no includes found under ${SOURCE_DIR}/tests")
-endif()
-if(violations)
-  message(FATAL_ERROR "tests of the runtime include tool or study code (move the test to "
-                      "tests/tools or tests/study):${violations}")
-endif()
-message(STATUS "${checked} includes of the runtime's tests, none of tool or study code")
+report_violations(runtime_tests_apart "${SOURCE_DIR}/tests"
+                  "tests of the runtime include tool or study code (move the test to tests/tools or tests/study)"
+                  "of the runtime's tests checked, none of tool or study code")
