@@ -17,13 +17,39 @@
 
 #include "coll/error.hpp"
 #include "coll/model/preset.hpp"
-#include "coll/schedule/compute_profile.hpp"
 #include "coll/tools/launcher.hpp"
-#include "exposed_conditioning.hpp"
-#include "model_table.hpp"
-#include "strategy.hpp"
+#include "paper_tables_mode.hpp"
+#include "study/compute_profile.hpp"
+#include "study/exposed_conditioning.hpp"
+#include "study/model_table.hpp"
+#include "study/strategy.hpp"
 
 namespace collbench {
+
+using coll::study::cell_json;
+using coll::study::closing_heading;
+using coll::study::closing_json;
+using coll::study::closing_line;
+using coll::study::ClosingFigures;
+using coll::study::exposed_swing;
+using coll::study::find_strategy;
+using coll::study::ill_conditioned_warning;
+using coll::study::load_model_table;
+using coll::study::modelled_cell;
+using coll::study::ms;
+using coll::study::paper_models;
+using coll::study::paper_shapes;
+using coll::study::PaperShape;
+using coll::study::percent;
+using coll::study::signed_percent;
+using coll::study::strategies;
+using coll::study::Strategy;
+using coll::study::table_params;
+using coll::study::table_preset;
+using coll::study::TableCell;
+using coll::study::TableInputs;
+using coll::study::tables_header;
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -90,7 +116,7 @@ std::string last_line(const fs::path& log) {
 double child_compute_scale(const Options& options, const TableCell& cell, double time_scale) {
   double scale = options.compute_scale * time_scale;
   if (options.compute_profile == "p40") {
-    scale *= double(cell.batch_per_gpu) / coll::schedule::p40_batch_size(cell.model);
+    scale *= double(cell.batch_per_gpu) / coll::study::p40_batch_size(cell.model);
   }
   return scale;
 }
@@ -152,6 +178,7 @@ std::string cell_name(const TableCell& cell) {
 
 struct EmulationRun {
   const Options& options;
+  TableInputs inputs;  // the modelled cells' (table_inputs(options))
   MachineLimits machine;
   std::vector<std::string> environment;  // the cells' collbench runs'
   fs::path dir;                          // the cells' JSON and logs
@@ -160,7 +187,7 @@ struct EmulationRun {
 // One cell end to end: the model's, the warning (printed), the measurement.
 EmulatedCell measure(const EmulationRun& run, const Strategy& strategy, const std::string& model,
                      const std::string& variant, int table, int nodes, int ranks_per_node) {
-  TableCell modelled = modelled_cell(run.options, strategy, model, variant, nodes, ranks_per_node);
+  TableCell modelled = modelled_cell(run.inputs, strategy, model, variant, nodes, ranks_per_node);
   modelled.table = table;
   const double gradient_bytes =  // fp32, as the tables price them
       4.0 * load_model_table(run.options.models_dir, model, modelled.variant).total_elements();
@@ -173,7 +200,7 @@ EmulatedCell measure(const EmulationRun& run, const Strategy& strategy, const st
           : emulation_warning(modelled, gradient_bytes, run.options.time_scale, run.machine, load);
   if (warning.empty()) {
     warning =
-        ill_conditioned_warning(exposed_swing(run.options, modelled, [&](const Options& scaled) {
+        ill_conditioned_warning(exposed_swing(run.inputs, modelled, [&](const TableInputs& scaled) {
           return modelled_cell(scaled, strategy, modelled.model, modelled.variant, modelled.nodes,
                                modelled.ranks_per_node);
         }));
@@ -223,7 +250,7 @@ double emulated_efficiency(const EmulatedCell& cell) {
 std::string markdown(const Options& options, const std::string& links, const MachineLimits& machine,
                      const std::vector<EmulatedCell>& cells) {
   std::ostringstream out;
-  out << tables_header(options,
+  out << tables_header(table_inputs(options),
                        "The paper's Tables 6 and 7, emulated on this machine beside the "
                        "cost model")
       << "# emulation: COLL_TRANSPORT=shaped:ucx COLL_CHECK_ARGS=0 COLL_SHAPE=" << links << "; "
@@ -428,7 +455,7 @@ std::string first_come_warning(double room_ms, const TableCell& cell) {
 }
 
 int run_emulated_tables(const Options& options) {
-  const auto params = table_params(options);
+  const auto params = table_params(table_inputs(options));
   const std::string links =
       shape_of(params, options.time_scale) +
       (options.virtual_clock ? ",clock=virtual,reduce=" + number(params.gamma_s_per_byte) : "");
@@ -438,11 +465,12 @@ int run_emulated_tables(const Options& options) {
   fs::create_directories(dir);
   // The cells' ranks run over shaped links, and `best` (auto) chooses for the table's preset;
   // the argument check's extra message round per all-reduce is libcoll's, not the model's.
-  const EmulationRun run{options, machine,
-                         coll::tools::environment_with(
-                             {"COLL_TRANSPORT=shaped:ucx", "COLL_SHAPE=" + links,
-                              "COLL_COST_PRESET=" + table_preset(options), "COLL_CHECK_ARGS=0"}),
-                         dir};
+  const EmulationRun run{
+      options, table_inputs(options), machine,
+      coll::tools::environment_with({"COLL_TRANSPORT=shaped:ucx", "COLL_SHAPE=" + links,
+                                     "COLL_COST_PRESET=" + table_preset(table_inputs(options)),
+                                     "COLL_CHECK_ARGS=0"}),
+      dir};
   std::vector<EmulatedCell> cells;
   for (const auto& model : paper_models()) {
     if (!options.model.empty() && model != options.model) continue;

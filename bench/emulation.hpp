@@ -9,13 +9,12 @@
 #include <string>
 
 #include "options.hpp"
-#include "paper_tables.hpp"
-#include "strategy.hpp"
+#include "study/paper_tables.hpp"
 
 namespace collbench {
 
 struct EmulatedCell {
-  TableCell model;                                      // the cost model's cell
+  coll::study::TableCell model;                         // the cost model's cell
   double comm_ms = 0, exposed_ms = 0, backward_ms = 0;  // measured, divided by K
   double cpu_load = 0;  // estimated share of this machine's cores the emulation needs
   std::string warning;  // why this cell is not faithful ("" = faithful as far as known)
@@ -37,16 +36,16 @@ struct MachineLimits {
 
 // Why emulating `cell` (its model's gradients: `gradient_bytes`) at `time_scale` on `machine`
 // would not be faithful, or ""; sets its estimated CPU load (share of the cores) in `load`.
-std::string emulation_warning(const TableCell& cell, double gradient_bytes, double time_scale,
-                              const MachineLimits& machine, double& load);
+std::string emulation_warning(const coll::study::TableCell& cell, double gradient_bytes,
+                              double time_scale, const MachineLimits& machine, double& load);
 
 // On the virtual clock a link several ranks share serves them first come (docs/emulation.md,
 // limit 6), so a rank served early starts hierarchical's inter-node phase while the others of its
 // node still use the intra-node path, which a testbed whose links share fairly (the model's
 // assumption) does not let it. Why that
 // could take the cell's emulation more than 15 % below the model (the room for it,
-// TableCell::phase_overlap_ms, exceeds 15 % of its communication), or "".
-std::string first_come_warning(double room_ms, const TableCell& cell);
+// coll::study::TableCell::phase_overlap_ms, exceeds 15 % of its communication), or "".
+std::string first_come_warning(double room_ms, const coll::study::TableCell& cell);
 
 // Runs the selected cells, prints the markdown (and --json); returns the exit status.
 int run_emulated_tables(const Options& options);

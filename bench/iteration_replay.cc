@@ -3,22 +3,26 @@
 #include <cstdio>
 
 #include "coll/buffer_pool.hpp"
-#include "coll/schedule/compute_profile.hpp"
-#include "coll/schedule/fusion_plan.hpp"
-#include "coll/schedule/iteration_sim.hpp"
 #include "coll/tools/chrome_trace.hpp"
 #include "coll/tools/json_writer.hpp"
 #include "emulator/cluster_clock.hpp"
 #include "exact_data.hpp"
 #include "explain.hpp"
-#include "model_table.hpp"
 #include "rank_stats.hpp"
+#include "study/compute_profile.hpp"
+#include "study/fusion_plan.hpp"
+#include "study/iteration_sim.hpp"
+#include "study/model_table.hpp"
 
 namespace collbench {
+
+using coll::study::load_model_table;
+using coll::study::ModelTable;
+
 namespace {
 
-using coll::schedule::Bucket;
-using coll::schedule::ComputeProfile;
+using coll::study::Bucket;
+using coll::study::ComputeProfile;
 
 struct Iteration {
   double iteration_s = 0;
@@ -28,17 +32,16 @@ struct Iteration {
 };
 
 ComputeProfile load_profile(const Options& options, const ModelTable& table) {
-  std::vector<coll::schedule::TensorFlops> flops;
+  std::vector<coll::study::TensorFlops> flops;
   std::vector<std::string> layers;
   for (const auto& tensor : table.tensors) {
     flops.push_back({tensor.layer, tensor.forward_flops});
     layers.push_back(tensor.layer);
   }
-  const ComputeProfile base =
-      options.compute_profile == "p40"
-          ? coll::schedule::p40_preset(table.model, flops)
-          : coll::schedule::load_profile_csv(options.compute_profile, layers);
-  return coll::schedule::scale_profile(base, options.compute_scale);
+  const ComputeProfile base = options.compute_profile == "p40"
+                                  ? coll::study::p40_preset(table.model, flops)
+                                  : coll::study::load_profile_csv(options.compute_profile, layers);
+  return coll::study::scale_profile(base, options.compute_scale);
 }
 
 Iteration run_once(coll::Comm& comm, const Options& options, const std::vector<Bucket>& buckets,
@@ -147,14 +150,14 @@ std::size_t run_iteration_replay(coll::Comm& comm, const Options& options) {
         predict_for(comm, algorithm, bytes, options.buffers == coll::Sharing::WithPeers);
     return predicted ? (*predicted).*field * 1e-6 : 0.0;
   };
-  const coll::schedule::AllreduceCost cost = [&](std::size_t bytes) {
+  const coll::study::AllreduceCost cost = [&](std::size_t bytes) {
     return modelled_s(bytes, &ModelPrediction::time_us);
   };
-  const coll::schedule::AllreduceLead lead = [&](std::size_t bytes) {
+  const coll::study::AllreduceLead lead = [&](std::size_t bytes) {
     return modelled_s(bytes, &ModelPrediction::lead_us);
   };
-  const auto plan = coll::schedule::make_plan(coll::schedule::parse_policy(options.fusion),
-                                              tensor_bytes, profile, cost, layers);
+  const auto plan = coll::study::make_plan(coll::study::parse_policy(options.fusion), tensor_bytes,
+                                           profile, cost, layers);
   // Tensors sit back to back in one gradient buffer, so every bucket is contiguous: fused
   // all-reduces run in place on it, with no packing.
   coll::BufferPool pool(options.buffers);
@@ -194,9 +197,9 @@ std::size_t run_iteration_replay(coll::Comm& comm, const Options& options) {
   const double measured = median(iteration_s), backward = median(backward_s);
   const double communication = median(comm_s);
   const double exposed = std::max(0.0, measured - backward);
-  const auto simulated =
-      options.overlap ? coll::schedule::simulate_wfbp(plan.buckets, profile, cost, lead)
-                      : coll::schedule::simulate_no_overlap(plan.buckets, profile, cost, lead);
+  const auto simulated = options.overlap
+                             ? coll::study::simulate_wfbp(plan.buckets, profile, cost, lead)
+                             : coll::study::simulate_no_overlap(plan.buckets, profile, cost, lead);
   auto percent = [](double model, double real) {
     return real > 0 ? (model - real) / real * 100 : 0;
   };

@@ -13,9 +13,9 @@
 #include "model_only.hpp"
 #include "model_replay.hpp"
 #include "options.hpp"
-#include "paper_tables.hpp"
+#include "paper_tables_mode.hpp"
 #include "soak.hpp"
-#include "strategy.hpp"
+#include "study/strategy.hpp"
 #include "sweep.hpp"
 #include "tune.hpp"
 
@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (options.strategy_list) {
-      std::printf("%s", collbench::strategy_list().c_str());
+      std::printf("%s", coll::study::strategy_list().c_str());
       return 0;
     }
     if (options.paper_tables) return collbench::run_paper_tables(options);

@@ -11,11 +11,20 @@
 #include "coll/error.hpp"
 #include "coll/model/resolve_params.hpp"
 #include "coll/tools/chrome_trace.hpp"
-#include "iteration_model.hpp"
-#include "model_table.hpp"
-#include "strategy.hpp"
+#include "study/iteration_model.hpp"
+#include "study/model_table.hpp"
+#include "study/simulation_trace.hpp"
+#include "study/strategy.hpp"
 
 namespace collbench {
+
+using coll::study::IterationSetup;
+using coll::study::load_model_table;
+using coll::study::model_iteration;
+using coll::study::modelled_allreduce;
+using coll::study::ModelledIteration;
+using coll::study::ModelTable;
+
 namespace {
 
 namespace model = coll::model;
@@ -59,7 +68,7 @@ IterationSetup setup_of(const Options& options, const ModelTable& table) {
   setup.ps_dedicated = tuning.ps_dedicated;
   setup.fusion = options.fusion;
   setup.overlap = options.overlap;
-  const int batch = coll::schedule::p40_batch_size(table.model);
+  const int batch = coll::study::p40_batch_size(table.model);
   setup.batch_per_gpu =
       options.batch_per_node ? std::max(1, batch / setup.shape.max_local()) : batch;
   setup.compute_scale = options.compute_scale;
@@ -146,7 +155,7 @@ int model_iteration_report(const Options& options) {
                  {"buckets", buckets}});
   if (!options.trace_path.empty()) {  // the model's timeline is the same on every rank
     coll::tools::write_chrome_trace(
-        options.trace_path, coll::tools::simulation_events(it.timeline, it.buckets, it.profile, 0));
+        options.trace_path, coll::study::simulation_events(it.timeline, it.buckets, it.profile, 0));
     std::printf("# modelled timeline written to %s\n", options.trace_path.c_str());
   }
   return 0;

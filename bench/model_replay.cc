@@ -7,11 +7,15 @@
 #include "coll/clock.hpp"
 #include "coll/tools/json_writer.hpp"
 #include "exact_data.hpp"
-#include "model_table.hpp"
 #include "progress.hpp"
 #include "rank_stats.hpp"
+#include "study/model_table.hpp"
 
 namespace collbench {
+
+using coll::study::load_model_table;
+using coll::study::ModelTable;
+
 namespace {
 
 // Per-iteration times (slowest rank): [0] the whole iteration, [1 + k] tensor k.

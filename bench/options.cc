@@ -9,15 +9,20 @@
 #include "coll/comm.hpp"
 #include "coll/env.hpp"
 #include "coll/model/preset.hpp"
-#include "coll/schedule/fusion_plan.hpp"
 #include "coll/tools/launcher.hpp"
-#include "model_table.hpp"
 #include "models_dir.hpp"
-#include "strategy.hpp"
+#include "study/fusion_plan.hpp"
+#include "study/model_table.hpp"
+#include "study/strategy.hpp"
 
 namespace po = boost::program_options;
 
 namespace collbench {
+
+using coll::study::find_strategy;
+using coll::study::load_model_table;
+using coll::study::Strategy;
+
 namespace {
 
 std::size_t parse_bytes(const std::string& text, const char* flag) {
@@ -454,7 +459,7 @@ Options parse_options(int argc, const char* const* argv) {
         "divide 64 (1, 2, 4, 8, 16, 32 or 64)");
   }
   try {
-    coll::schedule::parse_policy(options.fusion);
+    coll::study::parse_policy(options.fusion);
   } catch (const coll::Error& error) {
     throw UsageError(std::string("--fusion: ") + error.what());
   }

@@ -26,8 +26,8 @@
 #include "coll/env.hpp"
 #include "coll/tools/json_writer.hpp"
 #include "exact_data.hpp"
-#include "model_table.hpp"
 #include "rank_stats.hpp"
+#include "study/model_table.hpp"
 
 namespace {
 
@@ -220,7 +220,7 @@ std::size_t run_sweep(const Args& args, int rank, int ranks) {
 }
 
 std::size_t run_replay(const Args& args, int rank, int ranks) {
-  const auto table = collbench::load_model_table(args.models_dir, args.model, args.variant);
+  const auto table = coll::study::load_model_table(args.models_dir, args.model, args.variant);
   const std::vector<std::size_t> offsets = table.flat_offsets();
   const std::size_t total = table.total_elements();
   coll::BufferPool pool;

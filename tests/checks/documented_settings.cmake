@@ -22,7 +22,7 @@ if(flag_count LESS 30)
   message(FATAL_ERROR "documented_settings: read only ${flag_count} flags from --help")
 endif()
 set(variables "")
-foreach(dir libcoll emulator bench topology)
+foreach(dir libcoll emulator study bench topology)
   file(GLOB_RECURSE sources "${SOURCE_DIR}/${dir}/*.cc" "${SOURCE_DIR}/${dir}/*.hpp"
        "${SOURCE_DIR}/${dir}/*.h")
   foreach(source IN LISTS sources)

@@ -16,7 +16,6 @@ set(LAYER_top 4)
 # Public headers by path: the first pattern that matches gives the folder that implements it.
 set(PUBLIC_PATTERNS
   "^coll/model/" model
-  "^coll/schedule/" schedule
   "^coll/topology/" topology
   "^coll/(selector|algorithms)\\.hpp$" algorithms
   "^coll/exchange\\.hpp$" bootstrap

@@ -1,11 +1,11 @@
 # Fails when a test of the runtime (tests/unit, tests/integration, tests/emulator) includes a
-# tool's or the study's code (a file of bench/ or topology/, or the tools library's coll/tools/),
+# tool's or the study's code (a file of bench/, topology/ or study/include/, or the tools library's coll/tools/),
 # which would tie the library's tests to collbench_lib; only tests/study and tests/tools may. Run by ctest:
 #   cmake -DSOURCE_DIR=<root> -P runtime_tests_apart.cmake
 include(${CMAKE_CURRENT_LIST_DIR}/report_violations.cmake)
 file(GLOB_RECURSE files RELATIVE "${SOURCE_DIR}"
   "${SOURCE_DIR}/tests/unit/*" "${SOURCE_DIR}/tests/integration/*" "${SOURCE_DIR}/tests/emulator/*")
-set(tool_dirs bench topology)
+set(tool_dirs bench topology study/include)
 set(violations "")
 set(checked 0)
 foreach(file IN LISTS files)

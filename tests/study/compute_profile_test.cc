@@ -9,10 +9,10 @@
 #include <sstream>
 
 #include "coll/error.hpp"
-#include "coll/schedule/compute_profile.hpp"
-#include "model_table.hpp"
+#include "study/compute_profile.hpp"
+#include "study/model_table.hpp"
 
-namespace coll::schedule {
+namespace coll::study {
 namespace {
 
 const std::vector<TensorFlops> kTiny{{"fc8", 8e6}, {"fc8", 0}, {"conv1", 2e8}, {"conv1", 0}};
@@ -79,8 +79,8 @@ TEST(ComputeProfile, P40PresetOnTheShippedTables) {
   const std::vector<std::pair<std::string, double>> expected{
       {"alexnet", 0.505}, {"googlenet", -1}, {"resnet50", -1}};
   for (const auto& [model, seconds] : expected) {
-    const collbench::ModelTable table =
-        collbench::load_model_table(COLL_SOURCE_DIR "/bench/models", model, "");
+    const ModelTable table =
+        coll::study::load_model_table(COLL_SOURCE_DIR "/bench/models", model, "");
     std::vector<TensorFlops> tensors;
     double forward = 0;
     for (const auto& tensor : table.tensors) {
@@ -170,4 +170,4 @@ TEST(ComputeProfile, LoadsFilesAndReportsMissingOnes) {
 }
 
 }  // namespace
-}  // namespace coll::schedule
+}  // namespace coll::study

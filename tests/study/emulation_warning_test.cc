@@ -6,20 +6,20 @@
 #include <gtest/gtest.h>
 
 #include "emulation.hpp"
-#include "exposed_conditioning.hpp"
+#include "study/exposed_conditioning.hpp"
 
 namespace {
 
+using coll::study::exposed_swing;
+using coll::study::ExposedSwing;
+using coll::study::find_strategy;
+using coll::study::ill_conditioned_warning;
+using coll::study::modelled_cell;
+using coll::study::TableCell;
+using coll::study::TableInputs;
 using collbench::emulation_warning;
-using collbench::exposed_swing;
-using collbench::ExposedSwing;
-using collbench::find_strategy;
 using collbench::first_come_warning;
-using collbench::ill_conditioned_warning;
 using collbench::MachineLimits;
-using collbench::modelled_cell;
-using collbench::Options;
-using collbench::TableCell;
 
 // ResNet-50's 1x2 cells as the cost model prices them for p40-ib56: rings of 2 steps per bucket,
 // the last bucket's (or, with nothing overlapped, every bucket's) after backward.
@@ -97,13 +97,13 @@ TEST(EmulationWarning, TheExposedTailIsEveryHopOfTheAllReducesAfterBackward) {
   // p40-ib56, ResNet-50 on 1 x 2: mxnet's last three tensors (conv1's weight, two 3-float
   // tensors of its batch norm) run after backward, each a ring and the leader's gather and
   // scatter (4 hops on 2 ranks); ddp's last bucket is one ring (2 hops).
-  Options options;
-  options.models_dir = COLL_MODELS_DIR;
-  const TableCell mxnet = modelled_cell(options, find_strategy("mxnet"), "resnet50", "", 1, 2);
+  TableInputs inputs;
+  inputs.models_dir = COLL_MODELS_DIR;
+  const TableCell mxnet = modelled_cell(inputs, find_strategy("mxnet"), "resnet50", "", 1, 2);
   EXPECT_NEAR(mxnet.hops, 4.0 * double(mxnet.buckets), 1e-6);
   EXPECT_GT(mxnet.tail_hops, 8);
   EXPECT_LE(mxnet.tail_hops, 12 + 1e-6);
-  const TableCell ddp = modelled_cell(options, find_strategy("ddp"), "resnet50", "", 1, 2);
+  const TableCell ddp = modelled_cell(inputs, find_strategy("ddp"), "resnet50", "", 1, 2);
   EXPECT_GT(ddp.tail_hops, 0);
   EXPECT_LE(ddp.tail_hops, 2 + 1e-6);
   // The machine of the K = 50 run that measured mxnet's 0.09 ms at 0.11 (2026-12-05): its
@@ -142,13 +142,13 @@ TEST(EmulationWarning, ExposedSwingIsTheModelsOwn) {
   // p40-ib56, ResNet-50 on 2 x 4: tensorflow's backward just stops hiding its parameter server
   // (its exposed time is the tail of a queue built over the whole backward); ddp's exposed time is
   // its last bucket's all-reduce, which moves as communication does.
-  Options options;
-  options.models_dir = COLL_MODELS_DIR;
+  TableInputs inputs;
+  inputs.models_dir = COLL_MODELS_DIR;
   auto swing_of = [&](const char* strategy) {
     const auto& s = find_strategy(strategy);
     return exposed_swing(
-        options, modelled_cell(options, s, "resnet50", "", 2, 4),
-        [&](const Options& scaled) { return modelled_cell(scaled, s, "resnet50", "", 2, 4); });
+        inputs, modelled_cell(inputs, s, "resnet50", "", 2, 4),
+        [&](const TableInputs& scaled) { return modelled_cell(scaled, s, "resnet50", "", 2, 4); });
   };
   const ExposedSwing queued = swing_of("tensorflow");
   EXPECT_GT(queued.more, 0.3);
@@ -174,11 +174,11 @@ TEST(EmulationWarning, FirstComeRoomIsTheHierarchicalBucketsOverlapOnNodesOfSeve
   // phases alike in length, so 3/4 of either is a third of the communication; the flat rings and
   // parameter servers have no such phases; one node has no inter-node phase; `best` prices few
   // of ResNet-50's buckets hierarchical.
-  Options options;
-  options.models_dir = COLL_MODELS_DIR;
+  TableInputs inputs;
+  inputs.models_dir = COLL_MODELS_DIR;
   auto room_share = [&](const char* strategy, const char* model, int nodes) {
     const auto& s = find_strategy(strategy);
-    const TableCell cell = modelled_cell(options, s, model, "", nodes, 4);
+    const TableCell cell = modelled_cell(inputs, s, model, "", nodes, 4);
     return cell.phase_overlap_ms / cell.comm_ms;
   };
   EXPECT_NEAR(room_share("horovod", "alexnet", 2), 0.36, 0.03);

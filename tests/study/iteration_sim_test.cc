@@ -2,9 +2,9 @@
 #include <gtest/gtest.h>
 
 #include "coll/error.hpp"
-#include "coll/schedule/iteration_sim.hpp"
+#include "study/iteration_sim.hpp"
 
-namespace coll::schedule {
+namespace coll::study {
 namespace {
 
 AllreduceCost constant(double seconds) {
@@ -91,4 +91,4 @@ TEST(IterationSim, EmptyModelAndBadPlans) {
 }
 
 }  // namespace
-}  // namespace coll::schedule
+}  // namespace coll::study

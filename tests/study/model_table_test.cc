@@ -1,5 +1,5 @@
 // Tests of the model tables in bench/models and of their loader.
-#include "model_table.hpp"
+#include "study/model_table.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -14,7 +14,7 @@
 
 #include "coll/error.hpp"
 
-namespace collbench {
+namespace coll::study {
 namespace {
 
 namespace fs = std::filesystem;
@@ -300,4 +300,4 @@ TEST(ModelTable, LoadReportsFileLineAndHeaderMismatch) {
 }
 
 }  // namespace
-}  // namespace collbench
+}  // namespace coll::study

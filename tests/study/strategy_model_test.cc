@@ -5,16 +5,15 @@
 
 #include "coll/error.hpp"
 #include "coll/model/preset.hpp"
-#include "coll/schedule/fusion_plan.hpp"
 #include "coll/selector.hpp"
-#include "iteration_model.hpp"
-#include "options.hpp"
-#include "paper_findings.hpp"
-#include "paper_sensitivity.hpp"
-#include "paper_tables.hpp"
-#include "strategy.hpp"
+#include "study/fusion_plan.hpp"
+#include "study/iteration_model.hpp"
+#include "study/paper_findings.hpp"
+#include "study/paper_sensitivity.hpp"
+#include "study/paper_tables.hpp"
+#include "study/strategy.hpp"
 
-namespace collbench {
+namespace coll::study {
 namespace {
 
 const char* const kModels[] = {"alexnet", "googlenet", "resnet50"};
@@ -39,7 +38,7 @@ ModelTable table_of(const Strategy& strategy, const std::string& model) {
 TEST(Strategy, EveryStrategyIsComplete) {
   const auto modelled = coll::modeled_algorithms();
   for (const auto& s : strategies()) {
-    EXPECT_NO_THROW(coll::schedule::parse_policy(s.fusion)) << s.name;
+    EXPECT_NO_THROW(coll::study::parse_policy(s.fusion)) << s.name;
     EXPECT_TRUE(s.algorithm == "auto" ||
                 std::find(modelled.begin(), modelled.end(), s.algorithm) != modelled.end())
         << s.name;
@@ -132,9 +131,9 @@ TEST(IterationModel, PricingByPiecesEqualsTheFormulaAtEverySize) {
 }
 
 TEST(PaperTables, EveryCellAndTheClosingLine) {
-  Options options;
-  options.models_dir = COLL_MODELS_DIR;
-  const auto cells = paper_table_cells(options);
+  TableInputs inputs;
+  inputs.models_dir = COLL_MODELS_DIR;
+  const auto cells = paper_table_cells(inputs);
   EXPECT_EQ(cells.size(), 3u * strategies().size() * 5);
   for (const auto& cell : cells) {
     if (cell.gpus() == 1) {
@@ -146,7 +145,7 @@ TEST(PaperTables, EveryCellAndTheClosingLine) {
     EXPECT_EQ(cell.table, cell.gpus() <= 4 ? 6 : 7);
   }
   const std::string markdown =
-      paper_tables_markdown(cells, closing_comparisons(cells, options), options);
+      paper_tables_markdown(cells, closing_comparisons(cells, inputs), inputs);
   for (const char* text :
        {"## Table 6", "## Table 7", "### resnet50", "At 16 GPUs",
         "- alexnet (table mxnet): iteration mxnet ", "- resnet50 (table mxnet): iteration mxnet ",
@@ -169,11 +168,11 @@ std::string row_of(const std::string& markdown, const TableCell& cell) {
 }
 
 TEST(PaperTables, EveryWarnedCellIsPrintedWithItsMark) {
-  Options options;
-  options.models_dir = COLL_MODELS_DIR;
-  const auto cells = paper_table_cells(options);
+  TableInputs inputs;
+  inputs.models_dir = COLL_MODELS_DIR;
+  const auto cells = paper_table_cells(inputs);
   const std::string markdown =
-      paper_tables_markdown(cells, closing_comparisons(cells, options), options);
+      paper_tables_markdown(cells, closing_comparisons(cells, inputs), inputs);
   int warned = 0;
   for (const auto& cell : cells) {
     const std::string row = row_of(markdown, cell);
@@ -189,7 +188,7 @@ TEST(PaperTables, EveryWarnedCellIsPrintedWithItsMark) {
   // above): a check that never meets a warned cell proves nothing.
   EXPECT_GT(warned, 0);
   // A closing comparison built on a warned cell says so.
-  for (const auto& [era, best] : closing_comparisons(cells, options)) {
+  for (const auto& [era, best] : closing_comparisons(cells, inputs)) {
     const bool warned_pair = !era.warning.empty() || !best.warning.empty();
     const std::string line = "- " + era.model + " (table " + era.variant + ")";
     const std::size_t at = markdown.find(line);
@@ -200,12 +199,12 @@ TEST(PaperTables, EveryWarnedCellIsPrintedWithItsMark) {
 }
 
 TEST(PaperTables, FindingsAreComputedFromTheCellsAndReferencePointsSitBesideThem) {
-  Options options;
-  options.models_dir = COLL_MODELS_DIR;
-  const auto params = table_params(options);
+  TableInputs inputs;
+  inputs.models_dir = COLL_MODELS_DIR;
+  const auto params = table_params(inputs);
   for (const bool per_node : {false, true}) {
-    options.batch_per_node = per_node;
-    const auto cells = paper_table_cells(options);
+    inputs.batch_per_node = per_node;
+    const auto cells = paper_table_cells(inputs);
     const auto doc = findings_json(cells, params, per_node);
     ASSERT_EQ(doc["references"].size(), 3u);
     for (const auto& reference : doc["references"]) {
@@ -226,11 +225,11 @@ TEST(PaperTables, FindingsAreComputedFromTheCellsAndReferencePointsSitBesideThem
 }
 
 TEST(PaperTables, SensitivityRowsVaryOneChoiceEachAndTheFirstIsTheTables) {
-  Options options;
-  options.models_dir = COLL_MODELS_DIR;
-  const auto rows = sensitivity_json(options);
+  TableInputs inputs;
+  inputs.models_dir = COLL_MODELS_DIR;
+  const auto rows = sensitivity_json(inputs);
   ASSERT_EQ(rows.size(), 7u);
-  const auto cells = paper_table_cells(options);
+  const auto cells = paper_table_cells(inputs);
   for (const auto& model : paper_models()) {
     double top = 0;
     for (const auto& cell : cells) {
@@ -270,17 +269,17 @@ TEST(PaperTables, AnExposedRatioIsPrintedOnlyWhereExposedTimeMatters) {
 TEST(PaperTables, AnEmulatedCellsModelCarriesTheTablesEfficiency) {
   // --emulate prints the emulated efficiency as the model's scaled by the iteration times, so
   // the cell it models must carry the table's efficiency, not a default.
-  Options options;
-  options.models_dir = COLL_MODELS_DIR;
-  const auto cells = paper_table_cells(options);
+  TableInputs inputs;
+  inputs.models_dir = COLL_MODELS_DIR;
+  const auto cells = paper_table_cells(inputs);
   const auto table = std::find_if(cells.begin(), cells.end(), [](const TableCell& cell) {
     return cell.model == "resnet50" && cell.strategy == "cntk" && cell.gpus() == 16;
   });
   ASSERT_NE(table, cells.end());
-  const TableCell emulated = modelled_cell(options, find_strategy("cntk"), "resnet50", "", 4, 4);
+  const TableCell emulated = modelled_cell(inputs, find_strategy("cntk"), "resnet50", "", 4, 4);
   EXPECT_DOUBLE_EQ(emulated.efficiency, table->efficiency);
   EXPECT_LT(emulated.efficiency, 0.9);  // cntk does not overlap: 67 % at 16 GPUs
 }
 
 }  // namespace
-}  // namespace collbench
+}  // namespace coll::study

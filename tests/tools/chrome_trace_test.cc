@@ -60,20 +60,5 @@ TEST(ChromeTrace, EmptyAndInvalidEvents) {
   EXPECT_THROW(chrome_trace_json({{0, "comm", "x", 1.0 / 0.0, 1, {}}}), Error);
 }
 
-TEST(ChromeTrace, SimulatedIterationBecomesEvents) {
-  const std::vector<schedule::Bucket> plan{{0, 2, 16}, {2, 3, 8}};
-  const schedule::ComputeProfile profile{"test", {1.0, 0.0, 1.0}};
-  const auto half_second = [](std::size_t) { return 0.5; };
-  const schedule::SimResult result = schedule::simulate_wfbp(plan, profile, half_second);
-  const Json doc = Json::parse(chrome_trace_json(simulation_events(result, plan, profile, 3)));
-  const auto complete = events_with_phase(doc, "X");
-  ASSERT_EQ(complete.size(), 4u);  // 2 compute (tensor 1 takes 0 s) + 2 all-reduces
-  EXPECT_EQ(complete[2].at("name"), "allreduce 0");
-  EXPECT_DOUBLE_EQ(complete[2].at("ts").get<double>(), 1e6);
-  EXPECT_DOUBLE_EQ(complete[3].at("ts").get<double>(), 2e6);
-  EXPECT_EQ(complete[3].at("pid"), 3);
-  EXPECT_EQ(complete[3].at("args").at("tensors"), "2-2");
-}
-
 }  // namespace
 }  // namespace coll::tools

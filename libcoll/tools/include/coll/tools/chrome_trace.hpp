@@ -8,9 +8,6 @@
 #include <variant>
 #include <vector>
 
-#include "coll/schedule/compute_profile.hpp"
-#include "coll/schedule/iteration_sim.hpp"
-
 namespace coll::tools {
 
 using TraceArg = std::variant<std::string, double>;
@@ -30,12 +27,5 @@ struct TraceEvent {
 std::string chrome_trace_json(const std::vector<TraceEvent>& events);
 // Writes it to `path`; throws coll::Error naming the path on failure.
 void write_chrome_trace(const std::string& path, const std::vector<TraceEvent>& events);
-
-// A simulated iteration as events: one "compute" event per layer (a run of tensors that starts
-// with a non-zero backward time) named "backward <first tensor index>", and one "comm" event per
-// bucket named "allreduce <bucket index>" with its bytes and tensor range as arguments.
-std::vector<TraceEvent> simulation_events(const schedule::SimResult& result,
-                                          const std::vector<schedule::Bucket>& plan,
-                                          const schedule::ComputeProfile& profile, int rank);
 
 }  // namespace coll::tools

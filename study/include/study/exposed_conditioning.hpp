@@ -8,10 +8,9 @@
 #include <functional>
 #include <string>
 
-#include "options.hpp"
-#include "paper_tables.hpp"
+#include "study/paper_tables.hpp"
 
-namespace collbench {
+namespace coll::study {
 
 // The communication error an emulation within a few per cent of the model has
 // (docs/emulation.md), and the swing of the exposed time beyond which it cannot be compared.
@@ -20,15 +19,16 @@ inline constexpr double kMaxExposedSwing = 0.15;
 
 // How the modelled exposed time of a cell moves with its communication: relative changes at
 // kCommTolerance more and less communication (the compute's timing unchanged). `remodel` models
-// the same cell under other options (a scaled compute).
+// the same cell under other inputs (a scaled compute).
 struct ExposedSwing {
   double more = 0, less = 0;
 };
-using Remodel = std::function<TableCell(const Options&)>;
-ExposedSwing exposed_swing(const Options& options, const TableCell& cell, const Remodel& remodel);
+using Remodel = std::function<TableCell(const TableInputs&)>;
+ExposedSwing exposed_swing(const TableInputs& inputs, const TableCell& cell,
+                           const Remodel& remodel);
 
 // "exposed time ill-conditioned: 5 % more communication moves the modelled exposed time by
 // +40 %, ..." when the swing exceeds kMaxExposedSwing; "" otherwise.
 std::string ill_conditioned_warning(const ExposedSwing& swing);
 
-}  // namespace collbench
+}  // namespace coll::study

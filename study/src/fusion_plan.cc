@@ -14,7 +14,7 @@
 //   E(0) = 0,  E(k) = min over j < k of max(r_{k-1}, E(j)) + D(j, k).
 // The plan follows the argmins back from E(n); iteration time = max(r_{n-1}, E(n)) = E(n). It is
 // O(n^2) cost evaluations, any cost function, and ties go to the larger last bucket.
-#include "coll/schedule/fusion_plan.hpp"
+#include "study/fusion_plan.hpp"
 
 #include "coll/env.hpp"
 
@@ -25,9 +25,9 @@
 #include <sstream>
 
 #include "coll/error.hpp"
-#include "coll/schedule/iteration_sim.hpp"
+#include "study/iteration_sim.hpp"
 
-namespace coll::schedule {
+namespace coll::study {
 namespace {
 
 [[noreturn]] void invalid(const std::string& message) {
@@ -308,4 +308,4 @@ void check_plan(const std::vector<Bucket>& buckets, const std::vector<std::size_
   }
 }
 
-}  // namespace coll::schedule
+}  // namespace coll::study

@@ -20,11 +20,11 @@
 //  ddp        PyTorch DistributedDataParallel: NCCL ring, 25 MiB buckets, overlapped.
 //  best       the library's own choice: algorithm per message and fusion plan by the cost model
 //             (fusion auto compares none, threshold, buckets and MG-WFBP), overlapped.
-#include "strategy.hpp"
+#include "study/strategy.hpp"
 
 #include "coll/error.hpp"
 
-namespace collbench {
+namespace coll::study {
 
 const std::string& Strategy::variant_for(const std::string& model) const {
   static const std::string none;
@@ -90,4 +90,4 @@ std::string strategy_list() {
   return out;
 }
 
-}  // namespace collbench
+}  // namespace coll::study

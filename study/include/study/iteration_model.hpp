@@ -14,12 +14,12 @@
 
 #include "coll/model/link_params.hpp"
 #include "coll/model/shape.hpp"
-#include "coll/schedule/compute_profile.hpp"
-#include "coll/schedule/fusion_plan.hpp"
-#include "coll/schedule/iteration_sim.hpp"
-#include "model_table.hpp"
+#include "study/compute_profile.hpp"
+#include "study/fusion_plan.hpp"
+#include "study/iteration_sim.hpp"
+#include "study/model_table.hpp"
 
-namespace collbench {
+namespace coll::study {
 
 struct IterationSetup {
   coll::model::Shape shape;
@@ -44,7 +44,7 @@ struct ModelledIteration {
   double iteration_s = 0;
   std::string fusion;                            // the policy that made the plan (auto: chosen)
   std::map<std::string, int> algorithm_buckets;  // buckets per algorithm used
-  std::vector<coll::schedule::Bucket> buckets;
+  std::vector<Bucket> buckets;
   // Per bucket, the messages its all-reduce passes on in sequence: its formula's α terms in
   // units of α, none hidden behind bytes (each is a hop whose receiver must act before the next).
   std::vector<double> hops;
@@ -52,8 +52,8 @@ struct ModelledIteration {
   // their intra-node phases (one node's ring all-reduce) and the rest, the time a rank could
   // spend in its inter-node phase while others of its node are still in the intra-node one.
   double phase_overlap_s = 0;
-  coll::schedule::SimResult timeline;
-  coll::schedule::ComputeProfile profile;
+  SimResult timeline;
+  ComputeProfile profile;
 };
 
 // Throws coll::Error (InvalidArgument) naming what cannot be modelled: an algorithm without a
@@ -64,4 +64,4 @@ ModelledIteration model_iteration(const ModelTable& table, const IterationSetup&
 // algorithm that gives it (for "auto", the fastest modelled algorithm).
 std::pair<double, std::string> modelled_allreduce(const IterationSetup& setup, std::size_t bytes);
 
-}  // namespace collbench
+}  // namespace coll::study

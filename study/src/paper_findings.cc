@@ -1,9 +1,9 @@
-#include "paper_findings.hpp"
+#include "study/paper_findings.hpp"
 
 #include <algorithm>
 #include <cstdio>
 
-namespace collbench {
+namespace coll::study {
 namespace {
 
 constexpr char kReadmeSource[] =
@@ -178,4 +178,4 @@ nlohmann::ordered_json findings_json(const std::vector<TableCell>& cells,
   return {{"references", references}, {"findings", list}};
 }
 
-}  // namespace collbench
+}  // namespace coll::study

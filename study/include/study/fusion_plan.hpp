@@ -11,9 +11,9 @@
 #include <string_view>
 #include <vector>
 
-#include "coll/schedule/compute_profile.hpp"
+#include "study/compute_profile.hpp"
 
-namespace coll::schedule {
+namespace coll::study {
 
 struct Bucket {
   std::size_t first = 0, last = 0;  // tensor index range, backward order, [first, last)
@@ -86,4 +86,4 @@ FusionPlan make_plan(const Policy& policy, const std::vector<std::size_t>& tenso
 // order, non-empty, with bytes equal to the sum of their tensors.
 void check_plan(const std::vector<Bucket>& buckets, const std::vector<std::size_t>& tensor_bytes);
 
-}  // namespace coll::schedule
+}  // namespace coll::study

@@ -1,12 +1,12 @@
 // The WFBP timeline model; see iteration_sim.hpp.
-#include "coll/schedule/iteration_sim.hpp"
+#include "study/iteration_sim.hpp"
 
 #include <algorithm>
 #include <string>
 
 #include "coll/error.hpp"
 
-namespace coll::schedule {
+namespace coll::study {
 namespace {
 
 void check_covers(const std::vector<Bucket>& buckets, std::size_t tensors) {
@@ -66,4 +66,4 @@ SimResult simulate_no_overlap(const std::vector<Bucket>& buckets, const ComputeP
   return simulate(buckets, profile, cost, lead, false);
 }
 
-}  // namespace coll::schedule
+}  // namespace coll::study

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace collbench {
+namespace coll::study {
 
 struct GradientTensor {
   std::string layer, name;  // e.g. "inception_4a/1x1", "weight"
@@ -45,4 +45,4 @@ std::vector<std::string> model_variants(const std::string& models_dir, const std
 // paper's Caffe-MPI ran.
 std::string default_variant(const std::string& model);
 
-}  // namespace collbench
+}  // namespace coll::study

@@ -1,7 +1,7 @@
 // The modelled iteration; see iteration_model.hpp. Every all-reduce is priced by its
 // algorithm's own formula (AlgorithmInfo::cost) under the setup's tuning, so compositions
 // (hierarchical_leader with COLL_HIER_INTER=ps, say) are priced as the library prices them.
-#include "iteration_model.hpp"
+#include "study/iteration_model.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -11,11 +11,10 @@
 #include "coll/error.hpp"
 #include "coll/selector.hpp"
 
-namespace collbench {
+namespace coll::study {
 namespace {
 
 namespace model = coll::model;
-namespace schedule = coll::schedule;
 
 [[noreturn]] void invalid(const std::string& message) {
   throw coll::Error(coll::Status::InvalidArgument, message);
@@ -158,8 +157,8 @@ class PriceTable {
   std::vector<std::pair<double, std::string>> best_;
 };
 
-std::vector<schedule::TensorFlops> flops_of(const ModelTable& table) {
-  std::vector<schedule::TensorFlops> flops;
+std::vector<TensorFlops> flops_of(const ModelTable& table) {
+  std::vector<TensorFlops> flops;
   for (const auto& tensor : table.tensors) flops.push_back({tensor.layer, tensor.forward_flops});
   return flops;
 }
@@ -187,33 +186,29 @@ ModelledIteration model_iteration(const ModelTable& table, const IterationSetup&
     tensor_bytes.push_back(tensor.elements * setup.element_bytes);
     forward_flops += tensor.forward_flops;
   }
-  const double rate = schedule::kP40PeakFlops * schedule::kP40SustainedFraction;
+  const double rate = kP40PeakFlops * kP40SustainedFraction;
   if (setup.compute_profile == "p40") {
-    out.profile = schedule::p40_profile(flops_of(table), setup.batch_per_gpu);
+    out.profile = p40_profile(flops_of(table), setup.batch_per_gpu);
     out.forward_s = forward_flops * setup.batch_per_gpu / rate;
   } else {  // measured backward times; forward as the same FLOP convention makes it
-    out.profile = schedule::load_profile_csv(setup.compute_profile, layers);
-    out.forward_s = out.profile.total_s() / schedule::kBackwardPerForward;
+    out.profile = load_profile_csv(setup.compute_profile, layers);
+    out.forward_s = out.profile.total_s() / kBackwardPerForward;
   }
-  out.profile = schedule::scale_profile(out.profile, setup.compute_scale);
+  out.profile = scale_profile(out.profile, setup.compute_scale);
   out.forward_s *= setup.compute_scale;
 
   // Every bucket is a contiguous range of tensors: price all ranges at once.
   const bool alone = setup.shape.ranks < 2;
   const PriceTable price = alone ? PriceTable(setup, {}) : PriceTable(setup, tensor_bytes);
-  const schedule::AllreduceCost cost = [&](std::size_t bytes) {
-    return alone ? 0.0 : price(bytes).first;
-  };
-  const auto plan = schedule::make_plan(schedule::parse_policy(setup.fusion), tensor_bytes,
-                                        out.profile, cost, layers);
+  const AllreduceCost cost = [&](std::size_t bytes) { return alone ? 0.0 : price(bytes).first; };
+  const auto plan = make_plan(parse_policy(setup.fusion), tensor_bytes, out.profile, cost, layers);
   out.fusion = plan.policy;
   out.buckets = plan.buckets;
-  const schedule::AllreduceLead lead = [&](std::size_t bytes) {
+  const AllreduceLead lead = [&](std::size_t bytes) {
     return alone ? 0.0 : prediction(price(bytes).second, setup, bytes).lead_s;
   };
-  out.timeline = setup.overlap
-                     ? schedule::simulate_wfbp(plan.buckets, out.profile, cost, lead)
-                     : schedule::simulate_no_overlap(plan.buckets, out.profile, cost, lead);
+  out.timeline = setup.overlap ? simulate_wfbp(plan.buckets, out.profile, cost, lead)
+                               : simulate_no_overlap(plan.buckets, out.profile, cost, lead);
   IterationSetup unhidden = setup;
   unhidden.params.alpha_overlaps_bytes = false;
   const auto& links = setup.params;
@@ -242,4 +237,4 @@ ModelledIteration model_iteration(const ModelTable& table, const IterationSetup&
   return out;
 }
 
-}  // namespace collbench
+}  // namespace coll::study

@@ -7,10 +7,10 @@
 #include <random>
 
 #include "coll/error.hpp"
-#include "coll/schedule/fusion_plan.hpp"
-#include "coll/schedule/iteration_sim.hpp"
+#include "study/fusion_plan.hpp"
+#include "study/iteration_sim.hpp"
 
-namespace coll::schedule {
+namespace coll::study {
 namespace {
 
 AllreduceCost alpha_beta(double alpha, double beta) {
@@ -313,4 +313,4 @@ TEST(FusionPlan, AutoPicksTheFastestCandidate) {
 }
 
 }  // namespace
-}  // namespace coll::schedule
+}  // namespace coll::study

@@ -14,7 +14,7 @@
 //    mini-batches (weak scaling, assuming the paper's framework comparison ran every GPU count
 //    with a fixed per-GPU batch); 1024 x 227^2 AlexNet activations fit the P40's 24 GB. This
 //    reading is an assumption: the paper's own setting table (T4) is not available to us.
-#include "coll/schedule/compute_profile.hpp"
+#include "study/compute_profile.hpp"
 
 #include <cmath>
 #include <fstream>
@@ -24,7 +24,7 @@
 
 #include "coll/error.hpp"
 
-namespace coll::schedule {
+namespace coll::study {
 namespace {
 
 [[noreturn]] void invalid(const std::string& message) {
@@ -221,4 +221,4 @@ ComputeProfile load_profile_csv(const std::string& path, std::size_t expected_te
   return parse_csv(in, path, expected_tensor_count, nullptr);
 }
 
-}  // namespace coll::schedule
+}  // namespace coll::study

@@ -1,13 +1,13 @@
-#include "paper_sensitivity.hpp"
+#include "study/paper_sensitivity.hpp"
 
 #include <cmath>
 #include <cstdio>
 #include <vector>
 
-#include "paper_tables.hpp"
-#include "strategy.hpp"
+#include "study/paper_tables.hpp"
+#include "study/strategy.hpp"
 
-namespace collbench {
+namespace coll::study {
 namespace {
 
 // The tables' compute runs at this share of the P40's peak (docs/compute_profile.md).
@@ -15,19 +15,19 @@ constexpr double kAssumedPeakShare = 0.5;
 
 struct Condition {
   std::string name;
-  Options options;
+  TableInputs inputs;
   coll::model::CostParams params;
 };
 
-std::vector<Condition> conditions(const Options& options) {
-  const coll::model::CostParams fitted = table_params(options);
-  std::vector<Condition> out{{"as in the tables", options, fitted}};
-  Options batch = options;
-  batch.batch_per_node = !options.batch_per_node;
+std::vector<Condition> conditions(const TableInputs& inputs) {
+  const coll::model::CostParams fitted = table_params(inputs);
+  std::vector<Condition> out{{"as in the tables", inputs, fitted}};
+  TableInputs batch = inputs;
+  batch.batch_per_node = !inputs.batch_per_node;
   out.push_back(
       {std::string("batch per ") + (batch.batch_per_node ? "node" : "GPU"), batch, fitted});
   for (const double share : {0.3, 0.7}) {
-    Options compute = options;
+    TableInputs compute = inputs;
     compute.compute_scale *= kAssumedPeakShare / share;
     out.push_back({"compute at " + percent(share) + " of peak", compute, fitted});
   }
@@ -35,12 +35,11 @@ std::vector<Condition> conditions(const Options& options) {
     coll::model::CostParams fit = fitted;
     fit.inter.alpha_s *= factor;
     fit.inter.beta_s_per_byte *= factor;
-    out.push_back(
-        {std::string("inter-node fit ") + (factor < 1 ? "-10 %" : "+10 %"), options, fit});
+    out.push_back({std::string("inter-node fit ") + (factor < 1 ? "-10 %" : "+10 %"), inputs, fit});
   }
   coll::model::CostParams per_phase = fitted;
   per_phase.alpha_once_per_phase = true;
-  out.push_back({"alpha once per phase, not per message", options, per_phase});
+  out.push_back({"alpha once per phase, not per message", inputs, per_phase});
   return out;
 }
 
@@ -53,7 +52,7 @@ Conclusion conclude(const Condition& condition, const std::string& model) {
   Conclusion out;
   for (const auto& strategy : strategies()) {
     if (!strategy.paper_era && strategy.name != "best") continue;
-    const TableCell cell = cell_under(condition.options, condition.params, strategy, model, 4, 4);
+    const TableCell cell = cell_under(condition.inputs, condition.params, strategy, model, 4, 4);
     if (strategy.name == "best") {
       out.best_efficiency = cell.efficiency;
     } else if (out.top.empty() || cell.efficiency > out.top_efficiency) {
@@ -73,8 +72,8 @@ std::string points(double value) {
 
 }  // namespace
 
-std::string sensitivity_markdown(const Options& options) {
-  const auto list = conditions(options);
+std::string sensitivity_markdown(const TableInputs& inputs) {
+  const auto list = conditions(inputs);
   std::string out =
       "\nSensitivity at 16 GPUs: per model, the paper-era strategy that scales best and its "
       "efficiency (\"scales well\" at " +
@@ -111,9 +110,9 @@ std::string sensitivity_markdown(const Options& options) {
   return out + "\n";
 }
 
-nlohmann::ordered_json sensitivity_json(const Options& options) {
+nlohmann::ordered_json sensitivity_json(const TableInputs& inputs) {
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-  for (const auto& condition : conditions(options)) {
+  for (const auto& condition : conditions(inputs)) {
     nlohmann::ordered_json models;
     for (const auto& model : paper_models()) {
       const Conclusion c = conclude(condition, model);
@@ -126,4 +125,4 @@ nlohmann::ordered_json sensitivity_json(const Options& options) {
   return rows;
 }
 
-}  // namespace collbench
+}  // namespace coll::study

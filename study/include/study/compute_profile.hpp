@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-namespace coll::schedule {
+namespace coll::study {
 
 struct ComputeProfile {
   std::string source;  // where the times came from, for reports
@@ -76,4 +76,4 @@ ComputeProfile load_profile_csv(const std::string& path,
 // The index form only (layer rows are refused: they need the layer names).
 ComputeProfile load_profile_csv(const std::string& path, std::size_t expected_tensor_count);
 
-}  // namespace coll::schedule
+}  // namespace coll::study

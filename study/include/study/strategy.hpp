@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace collbench {
+namespace coll::study {
 
 struct Strategy {
   std::string name;
@@ -35,4 +35,4 @@ const Strategy& find_strategy(const std::string& name);
 // One line per strategy: name, summary, algorithm, granularity, overlap, tables.
 std::string strategy_list();
 
-}  // namespace collbench
+}  // namespace coll::study

@@ -8,11 +8,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "options.hpp"
+#include "study/paper_tables.hpp"
 
-namespace collbench {
+namespace coll::study {
 
-std::string sensitivity_markdown(const Options& options);
-nlohmann::ordered_json sensitivity_json(const Options& options);
+std::string sensitivity_markdown(const TableInputs& inputs);
+nlohmann::ordered_json sensitivity_json(const TableInputs& inputs);
 
-}  // namespace collbench
+}  // namespace coll::study

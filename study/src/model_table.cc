@@ -1,4 +1,4 @@
-#include "model_table.hpp"
+#include "study/model_table.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -13,7 +13,7 @@
 
 #include "coll/error.hpp"
 
-namespace collbench {
+namespace coll::study {
 namespace {
 
 constexpr std::string_view kHeader = "index,layer,tensor,shape,elements,forward_flops";
@@ -222,4 +222,4 @@ ModelTable load_model_table(const std::string& models_dir, const std::string& mo
   return table;
 }
 
-}  // namespace collbench
+}  // namespace coll::study

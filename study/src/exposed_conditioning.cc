@@ -1,17 +1,18 @@
-#include "exposed_conditioning.hpp"
+#include "study/exposed_conditioning.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-namespace collbench {
+namespace coll::study {
 
-ExposedSwing exposed_swing(const Options& options, const TableCell& cell, const Remodel& remodel) {
+ExposedSwing exposed_swing(const TableInputs& inputs, const TableCell& cell,
+                           const Remodel& remodel) {
   ExposedSwing swing;
   if (cell.exposed_ms <= 0) return swing;
   // Communication c times the model's, against the same compute, is the model with compute / c,
   // every time then multiplied by c.
   auto exposed_at = [&](double comm_factor) {
-    Options scaled = options;
+    TableInputs scaled = inputs;
     scaled.compute_scale /= comm_factor;
     return comm_factor * remodel(scaled).exposed_ms / cell.exposed_ms - 1;
   };
@@ -28,4 +29,4 @@ std::string ill_conditioned_warning(const ExposedSwing& swing) {
          " (compare the communication columns)";
 }
 
-}  // namespace collbench
+}  // namespace coll::study

@@ -12,10 +12,10 @@
 #include <functional>
 #include <vector>
 
-#include "coll/schedule/compute_profile.hpp"
-#include "coll/schedule/fusion_plan.hpp"
+#include "study/compute_profile.hpp"
+#include "study/fusion_plan.hpp"
 
-namespace coll::schedule {
+namespace coll::study {
 
 struct BucketTiming {
   double ready_s = 0;  // its last tensor's gradient is ready
@@ -45,4 +45,4 @@ SimResult simulate_wfbp(const std::vector<Bucket>& buckets, const ComputeProfile
 SimResult simulate_no_overlap(const std::vector<Bucket>& buckets, const ComputeProfile& profile,
                               const AllreduceCost& cost, const AllreduceLead& lead = {});
 
-}  // namespace coll::schedule
+}  // namespace coll::study

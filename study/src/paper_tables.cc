@@ -1,4 +1,4 @@
-#include "paper_tables.hpp"
+#include "study/paper_tables.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -11,15 +11,14 @@
 
 #include "coll/error.hpp"
 #include "coll/model/preset.hpp"
-#include "emulation.hpp"
-#include "exposed_conditioning.hpp"
-#include "iteration_model.hpp"
-#include "model_table.hpp"
-#include "paper_findings.hpp"
-#include "paper_sensitivity.hpp"
-#include "strategy.hpp"
+#include "study/exposed_conditioning.hpp"
+#include "study/iteration_model.hpp"
+#include "study/model_table.hpp"
+#include "study/paper_findings.hpp"
+#include "study/paper_sensitivity.hpp"
+#include "study/strategy.hpp"
 
-namespace collbench {
+namespace coll::study {
 namespace {
 
 const std::vector<std::string> kModels{"alexnet", "googlenet", "resnet50"};
@@ -28,9 +27,9 @@ constexpr char kDefaultPreset[] = "p40-ib56";
 constexpr double kNegligibleExposedShare = 0.05;
 const std::vector<PaperShape> kPaperConfigs{{6, 1, 1}, {6, 1, 2}, {6, 1, 4}, {7, 2, 4}, {7, 4, 4}};
 
-int batch_per_gpu(const Options& options, const std::string& model, int ranks_per_node) {
-  const int batch = coll::schedule::p40_batch_size(model);
-  return options.batch_per_node ? std::max(1, batch / ranks_per_node) : batch;
+int batch_per_gpu(const TableInputs& inputs, const std::string& model, int ranks_per_node) {
+  const int batch = p40_batch_size(model);
+  return inputs.batch_per_node ? std::max(1, batch / ranks_per_node) : batch;
 }
 
 std::string format_algorithms(const std::map<std::string, int>& counts) {
@@ -42,7 +41,7 @@ std::string format_algorithms(const std::map<std::string, int>& counts) {
 }
 
 // One cell: `strategy` on `table` at nodes x ranks_per_node.
-TableCell model_cell(const Options& options, const coll::model::CostParams& params,
+TableCell model_cell(const TableInputs& inputs, const coll::model::CostParams& params,
                      const Strategy& strategy, const ModelTable& table, int nodes,
                      int ranks_per_node) {
   const auto start = std::chrono::steady_clock::now();
@@ -54,9 +53,9 @@ TableCell model_cell(const Options& options, const coll::model::CostParams& para
   setup.ps_servers = strategy.servers_per_node ? nodes : 0;
   setup.fusion = strategy.fusion;
   setup.overlap = strategy.overlap;
-  setup.batch_per_gpu = batch_per_gpu(options, table.model, ranks_per_node);
-  setup.compute_scale = options.compute_scale;
-  setup.compute_profile = options.compute_profile;
+  setup.batch_per_gpu = batch_per_gpu(inputs, table.model, ranks_per_node);
+  setup.compute_scale = inputs.compute_scale;
+  setup.compute_profile = inputs.compute_profile;
   const ModelledIteration it = model_iteration(table, setup);
   TableCell cell;
   cell.model = table.model;
@@ -86,8 +85,9 @@ TableCell model_cell(const Options& options, const coll::model::CostParams& para
   return cell;
 }
 
-ModelTable table_for(const Options& options, const Strategy& strategy, const std::string& model) {
-  return load_model_table(options.models_dir, model, strategy.variant_for(model));
+ModelTable table_for(const TableInputs& inputs, const Strategy& strategy,
+                     const std::string& model) {
+  return load_model_table(inputs.models_dir, model, strategy.variant_for(model));
 }
 
 // Efficiency against the same strategy and table on one GPU (one GPU computes its batch and
@@ -100,19 +100,19 @@ void set_efficiency(TableCell& cell, const TableCell& single) {
 }
 
 // A cell with its efficiency, against the same strategy and table on one GPU.
-TableCell cell_with_efficiency(const Options& options, const coll::model::CostParams& params,
+TableCell cell_with_efficiency(const TableInputs& inputs, const coll::model::CostParams& params,
                                const Strategy& strategy, const ModelTable& table, int nodes,
                                int ranks_per_node) {
-  TableCell cell = model_cell(options, params, strategy, table, nodes, ranks_per_node);
-  set_efficiency(cell, model_cell(options, params, strategy, table, 1, 1));
+  TableCell cell = model_cell(inputs, params, strategy, table, nodes, ranks_per_node);
+  set_efficiency(cell, model_cell(inputs, params, strategy, table, 1, 1));
   return cell;
 }
 
 // The cell's ill-conditioning warning, remodelled with `params` and `table` as it was.
-std::string modelled_warning(const Options& options, const coll::model::CostParams& params,
+std::string modelled_warning(const TableInputs& inputs, const coll::model::CostParams& params,
                              const Strategy& strategy, const ModelTable& table,
                              const TableCell& cell) {
-  return ill_conditioned_warning(exposed_swing(options, cell, [&](const Options& scaled) {
+  return ill_conditioned_warning(exposed_swing(inputs, cell, [&](const TableInputs& scaled) {
     return model_cell(scaled, params, strategy, table, cell.nodes, cell.ranks_per_node);
   }));
 }
@@ -128,9 +128,9 @@ ClosingFigures figures_of(const TableCell& era, const TableCell& best) {
 }
 
 // --model-gradients and --strategy select the models and strategies a table shows.
-bool selected(const Options& options, const std::string& model, const Strategy& strategy) {
-  return (options.model.empty() || model == options.model) &&
-         (options.strategy.empty() || strategy.name == options.strategy);
+bool selected(const TableInputs& inputs, const std::string& model, const Strategy& strategy) {
+  return (inputs.model.empty() || model == inputs.model) &&
+         (inputs.strategy.empty() || strategy.name == inputs.strategy);
 }
 
 bool has_model(const std::vector<TableCell>& cells, const std::string& model) {
@@ -175,72 +175,72 @@ const std::vector<PaperShape>& paper_shapes() {
 }
 
 // --cost-preset, else COLL_COST_PRESET (as every other mode reads it), else the testbed's.
-std::string table_preset(const Options& options) {
-  if (!options.cost_preset.empty()) return options.cost_preset;
+std::string table_preset(const TableInputs& inputs) {
+  if (!inputs.cost_preset.empty()) return inputs.cost_preset;
   const char* preset = std::getenv("COLL_COST_PRESET");
   return preset != nullptr && *preset != '\0' ? preset : kDefaultPreset;
 }
 
-coll::model::CostParams table_params(const Options& options) {
-  return coll::model::preset_or_throw(table_preset(options), "--cost-preset");
+coll::model::CostParams table_params(const TableInputs& inputs) {
+  return coll::model::preset_or_throw(table_preset(inputs), "--cost-preset");
 }
 
-TableCell cell_under(const Options& options, const coll::model::CostParams& params,
+TableCell cell_under(const TableInputs& inputs, const coll::model::CostParams& params,
                      const Strategy& strategy, const std::string& model, int nodes,
                      int ranks_per_node) {
-  return cell_with_efficiency(options, params, strategy, table_for(options, strategy, model), nodes,
+  return cell_with_efficiency(inputs, params, strategy, table_for(inputs, strategy, model), nodes,
                               ranks_per_node);
 }
 
-TableCell modelled_cell(const Options& options, const Strategy& strategy, const std::string& model,
-                        const std::string& variant, int nodes, int ranks_per_node) {
+TableCell modelled_cell(const TableInputs& inputs, const Strategy& strategy,
+                        const std::string& model, const std::string& variant, int nodes,
+                        int ranks_per_node) {
   const ModelTable table = load_model_table(
-      options.models_dir, model, variant.empty() ? strategy.variant_for(model) : variant);
-  coll::model::CostParams emulated = table_params(options);
+      inputs.models_dir, model, variant.empty() ? strategy.variant_for(model) : variant);
+  coll::model::CostParams emulated = table_params(inputs);
   emulated.peer_memory = false;
-  return cell_with_efficiency(options, emulated, strategy, table, nodes, ranks_per_node);
+  return cell_with_efficiency(inputs, emulated, strategy, table, nodes, ranks_per_node);
 }
 
-std::string tables_header(const Options& options, const std::string& what) {
-  const auto params = table_params(options);
+std::string tables_header(const TableInputs& inputs, const std::string& what) {
+  const auto params = table_params(inputs);
   std::ostringstream out;
   out << "# " << what << "\n"
       << "# cost model: " << params.source
-      << (table_preset(options) == kDefaultPreset
+      << (table_preset(inputs) == kDefaultPreset
               ? " (the paper group's all-reduce fits from their later MG-WFBP code, assumed to "
                 "describe a cluster of the testbed's class; docs/cost_presets.md)"
               : "")
       << "\n"
       << "# compute: "
-      << (options.compute_profile == "p40"
+      << (inputs.compute_profile == "p40"
               ? "Tesla P40 from FLOPs at an assumed 50 % of peak (docs/compute_profile.md)"
-              : options.compute_profile)
-      << (options.compute_scale != 1 ? ", scaled x" + std::to_string(options.compute_scale) : "")
-      << "; batch " << (options.batch_per_node ? "per node (split over its GPUs)" : "per GPU")
-      << ": alexnet " << coll::schedule::p40_batch_size("alexnet") << ", googlenet "
-      << coll::schedule::p40_batch_size("googlenet") << ", resnet50 "
-      << coll::schedule::p40_batch_size("resnet50") << "\n"
+              : inputs.compute_profile)
+      << (inputs.compute_scale != 1 ? ", scaled x" + std::to_string(inputs.compute_scale) : "")
+      << "; batch " << (inputs.batch_per_node ? "per node (split over its GPUs)" : "per GPU")
+      << ": alexnet " << p40_batch_size("alexnet") << ", googlenet " << p40_batch_size("googlenet")
+      << ", resnet50 " << p40_batch_size("resnet50") << "\n"
       << "# iteration = forward + backward + exposed communication; efficiency = throughput / "
          "(GPUs x one GPU's)\n";
   return out.str();
 }
 
-std::vector<TableCell> paper_table_cells(const Options& options) {
-  const auto params = table_params(options);
+std::vector<TableCell> paper_table_cells(const TableInputs& inputs) {
+  const auto params = table_params(inputs);
   std::vector<TableCell> cells;
   for (const auto& model : kModels) {
     for (const auto& strategy : strategies()) {
-      if (!selected(options, model, strategy)) continue;
-      const ModelTable table = table_for(options, strategy, model);
-      const TableCell single = model_cell(options, params, strategy, table, 1, 1);
+      if (!selected(inputs, model, strategy)) continue;
+      const ModelTable table = table_for(inputs, strategy, model);
+      const TableCell single = model_cell(inputs, params, strategy, table, 1, 1);
       for (const PaperShape& config : kPaperConfigs) {
         TableCell cell =
             config.ranks_per_node == 1
                 ? single
-                : model_cell(options, params, strategy, table, config.nodes, config.ranks_per_node);
+                : model_cell(inputs, params, strategy, table, config.nodes, config.ranks_per_node);
         cell.table = config.table;
         set_efficiency(cell, single);
-        cell.warning = modelled_warning(options, params, strategy, table, cell);
+        cell.warning = modelled_warning(inputs, params, strategy, table, cell);
         cells.push_back(cell);
       }
     }
@@ -248,18 +248,18 @@ std::vector<TableCell> paper_table_cells(const Options& options) {
   return cells;
 }
 
-std::vector<TableCell> scaling_cells(const Options& options) {
-  const auto params = table_params(options);
-  const int per_node = options.ranks_per_node;
+std::vector<TableCell> scaling_cells(const TableInputs& inputs) {
+  const auto params = table_params(inputs);
+  const int per_node = inputs.ranks_per_node;
   std::vector<TableCell> cells;
   for (const auto& model : kModels) {
     for (const auto& strategy : strategies()) {
-      if (!selected(options, model, strategy)) continue;
-      const ModelTable table = table_for(options, strategy, model);
-      const TableCell single = model_cell(options, params, strategy, table, 1, 1);
+      if (!selected(inputs, model, strategy)) continue;
+      const ModelTable table = table_for(inputs, strategy, model);
+      const TableCell single = model_cell(inputs, params, strategy, table, 1, 1);
       for (int gpus = 64; gpus <= 4096; gpus *= 2) {
         if (gpus % per_node != 0) continue;
-        TableCell cell = model_cell(options, params, strategy, table, gpus / per_node, per_node);
+        TableCell cell = model_cell(inputs, params, strategy, table, gpus / per_node, per_node);
         set_efficiency(cell, single);
         cells.push_back(cell);
       }
@@ -269,10 +269,10 @@ std::vector<TableCell> scaling_cells(const Options& options) {
 }
 
 std::vector<ClosingComparison> closing_comparisons(const std::vector<TableCell>& cells,
-                                                   const Options& options) {
+                                                   const TableInputs& inputs) {
   std::vector<ClosingComparison> out;
-  if (!options.strategy.empty()) return out;  // it needs every paper-era strategy
-  const auto params = table_params(options);
+  if (!inputs.strategy.empty()) return out;  // it needs every paper-era strategy
+  const auto params = table_params(inputs);
   const Strategy& best = find_strategy("best");
   for (const auto& model : kModels) {
     const TableCell* winner = nullptr;
@@ -282,10 +282,10 @@ std::vector<ClosingComparison> closing_comparisons(const std::vector<TableCell>&
       if (cell && (!winner || cell->exposed_ms < winner->exposed_ms)) winner = cell;
     }
     if (!winner) continue;
-    const ModelTable same = load_model_table(options.models_dir, model, winner->variant);
-    TableCell mine = cell_with_efficiency(options, params, best, same, 4, 4);
+    const ModelTable same = load_model_table(inputs.models_dir, model, winner->variant);
+    TableCell mine = cell_with_efficiency(inputs, params, best, same, 4, 4);
     mine.table = winner->table;
-    mine.warning = modelled_warning(options, params, best, same, mine);
+    mine.warning = modelled_warning(inputs, params, best, same, mine);
     out.push_back({*winner, mine});
   }
   return out;
@@ -364,9 +364,9 @@ std::string defaults_markdown(const std::vector<TableCell>& cells) {
 
 std::string paper_tables_markdown(const std::vector<TableCell>& cells,
                                   const std::vector<ClosingComparison>& closing,
-                                  const Options& options) {
+                                  const TableInputs& inputs) {
   std::ostringstream out;
-  out << tables_header(options,
+  out << tables_header(inputs,
                        "The paper's Tables 6 and 7, modelled (cost model + WFBP simulator; "
                        "no process launched)");
   for (int table : {6, 7}) {
@@ -396,14 +396,14 @@ std::string paper_tables_markdown(const std::vector<TableCell>& cells,
   if (!closing.empty()) out << closing_heading("");
   for (const auto& [era, mine] : closing) out << closing_line(figures_of(era, mine)) << "\n";
   out << defaults_markdown(cells)
-      << findings_markdown(cells, table_params(options), options.batch_per_node);
-  if (options.strategy.empty() && options.model.empty()) out << sensitivity_markdown(options);
+      << findings_markdown(cells, table_params(inputs), inputs.batch_per_node);
+  if (inputs.strategy.empty() && inputs.model.empty()) out << sensitivity_markdown(inputs);
   return out.str();
 }
 
-std::string scaling_markdown(const std::vector<TableCell>& cells, const Options& options) {
+std::string scaling_markdown(const std::vector<TableCell>& cells, const TableInputs& inputs) {
   std::ostringstream out;
-  out << tables_header(options,
+  out << tables_header(inputs,
                        "Scaling simulation, modelled (cost model + WFBP simulator; no process "
                        "launched)");
   std::vector<int> gpus;
@@ -463,58 +463,37 @@ nlohmann::ordered_json cell_json(const TableCell& cell) {
           {"warning", cell.warning}};
 }
 
-nlohmann::ordered_json cells_doc(const std::vector<TableCell>& cells, const Options& options,
+nlohmann::ordered_json cells_doc(const std::vector<TableCell>& cells, const TableInputs& inputs,
                                  const std::string& mode) {
   nlohmann::ordered_json doc;
   doc["tool"] = "collbench";
   doc["mode"] = mode;
-  doc["cost_model"] = table_params(options).source;
-  doc["batch_per"] = options.batch_per_node ? "node" : "gpu";
-  doc["compute_profile"] = options.compute_profile;
-  doc["compute_scale"] = options.compute_scale;
+  doc["cost_model"] = table_params(inputs).source;
+  doc["batch_per"] = inputs.batch_per_node ? "node" : "gpu";
+  doc["compute_profile"] = inputs.compute_profile;
+  doc["compute_scale"] = inputs.compute_scale;
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (const auto& cell : cells) list.push_back(cell_json(cell));
   doc["cells"] = list;
   return doc;
 }
 
-int print_and_save(const std::string& markdown, const std::string& json, const Options& options) {
-  std::fputs(markdown.c_str(), stdout);
-  if (!options.json_path.empty()) {
-    std::ofstream out(options.json_path);
-    out << json;
-    if (!out.flush()) {
-      std::fprintf(stderr, "collbench: cannot write %s\n", options.json_path.c_str());
-      return 1;
-    }
-  }
-  return 0;
-}
-
-int run_paper_tables(const Options& options) {
-  if (options.emulate) return run_emulated_tables(options);
-  const auto cells = paper_table_cells(options);
-  auto doc = cells_doc(cells, options, "paper-tables");
-  const auto closing = closing_comparisons(cells, options);
+nlohmann::ordered_json paper_tables_doc(const std::vector<TableCell>& cells,
+                                        const std::vector<ClosingComparison>& closing,
+                                        const TableInputs& inputs) {
+  auto doc = cells_doc(cells, inputs, "paper-tables");
   nlohmann::ordered_json entries = nlohmann::ordered_json::array();
   for (const auto& [era, mine] : closing) {
     entries.push_back(closing_json(figures_of(era, mine), cell_json(era), cell_json(mine)));
   }
   doc["closing"] = entries;
-  const auto findings = findings_json(cells, table_params(options), options.batch_per_node);
+  const auto findings = findings_json(cells, table_params(inputs), inputs.batch_per_node);
   doc["references"] = findings["references"];
   doc["findings"] = findings["findings"];
-  if (options.strategy.empty() && options.model.empty()) {
-    doc["sensitivity"] = sensitivity_json(options);
+  if (inputs.strategy.empty() && inputs.model.empty()) {
+    doc["sensitivity"] = sensitivity_json(inputs);
   }
-  return print_and_save(paper_tables_markdown(cells, closing, options), doc.dump(1) + "\n",
-                        options);
+  return doc;
 }
 
-int run_scaling(const Options& options) {
-  const auto cells = scaling_cells(options);
-  return print_and_save(scaling_markdown(cells, options),
-                        cells_doc(cells, options, "scaling").dump(1) + "\n", options);
-}
-
-}  // namespace collbench
+}  // namespace coll::study

@@ -11,9 +11,9 @@
 #include <nlohmann/json.hpp>
 
 #include "coll/model/link_params.hpp"
-#include "paper_tables.hpp"
+#include "study/paper_tables.hpp"
 
-namespace collbench {
+namespace coll::study {
 
 // A measured scaling figure of a cluster of the testbed's class.
 struct ReferencePoint {
@@ -31,4 +31,4 @@ std::string findings_markdown(const std::vector<TableCell>& cells,
 nlohmann::ordered_json findings_json(const std::vector<TableCell>& cells,
                                      const coll::model::CostParams& params, bool batch_per_node);
 
-}  // namespace collbench
+}  // namespace coll::study

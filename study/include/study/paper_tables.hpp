@@ -13,10 +13,23 @@
 #include <nlohmann/json.hpp>
 
 #include "coll/model/link_params.hpp"
-#include "options.hpp"
-#include "strategy.hpp"
+#include "study/strategy.hpp"
 
-namespace collbench {
+namespace coll::study {
+
+// What the tables are computed from; collbench fills it from its flags (--models-dir,
+// --model-gradients, --strategy, --cost-preset, --compute-profile, --compute-scale, --batch-per,
+// --ranks-per-node).
+struct TableInputs {
+  std::string models_dir;               // where the model tables are
+  std::string model;                    // one model's cells only; "" = every paper model
+  std::string strategy;                 // one strategy's cells only; "" = every strategy
+  std::string cost_preset;              // "" = COLL_COST_PRESET, else p40-ib56
+  std::string compute_profile = "p40";  // "p40" (from FLOPs) or a CSV of backward times
+  double compute_scale = 1;             // multiplies the compute profile
+  bool batch_per_node = false;          // the model's batch split over a node's GPUs
+  int ranks_per_node = 8;               // the scaling cells' GPUs per node
+};
 
 struct TableCell {
   int table = 0;  // 6, 7, or 0 for the scaling simulation
@@ -47,12 +60,13 @@ const std::vector<PaperShape>& paper_shapes();
 
 // The tables' cost model: --cost-preset, else COLL_COST_PRESET, else p40-ib56 (its name, and
 // its parameters).
-std::string table_preset(const Options& options);
-coll::model::CostParams table_params(const Options& options);
+std::string table_preset(const TableInputs& inputs);
+coll::model::CostParams table_params(const TableInputs& inputs);
 // One modelled cell of `strategy` on `model` (`variant`; "" = the strategy's own table), as the
 // emulated cluster can run it: its shaped links reach no peer's memory, so no peer_read.
-TableCell modelled_cell(const Options& options, const Strategy& strategy, const std::string& model,
-                        const std::string& variant, int nodes, int ranks_per_node);
+TableCell modelled_cell(const TableInputs& inputs, const Strategy& strategy,
+                        const std::string& model, const std::string& variant, int nodes,
+                        int ranks_per_node);
 
 // "Scales well": at least this efficiency; an assumption of this tool (the paper's is not known).
 inline constexpr double kScalesWell = 0.9;
@@ -65,7 +79,7 @@ const TableCell* find_cell(const std::vector<TableCell>& cells, const std::strin
                            const std::string& strategy, int gpus);
 
 // One cell of the tables (with its efficiency) under `params`: `strategy` on its own model table.
-TableCell cell_under(const Options& options, const coll::model::CostParams& params,
+TableCell cell_under(const TableInputs& inputs, const coll::model::CostParams& params,
                      const Strategy& strategy, const std::string& model, int nodes,
                      int ranks_per_node);
 
@@ -73,13 +87,13 @@ TableCell cell_under(const Options& options, const coll::model::CostParams& para
 std::string ms(double value);
 std::string percent(double value);
 std::string signed_percent(double value);
-std::string tables_header(const Options& options, const std::string& what);
+std::string tables_header(const TableInputs& inputs, const std::string& what);
 
 // Table 6 and 7 cells, every model and strategy (those --model-gradients and --strategy
 // select). Throws coll::Error on a bad preset or table.
-std::vector<TableCell> paper_table_cells(const Options& options);
-// Scaling cells: 64, 128, ... 4096 GPUs at options.ranks_per_node per node (8 unless given).
-std::vector<TableCell> scaling_cells(const Options& options);
+std::vector<TableCell> paper_table_cells(const TableInputs& inputs);
+// Scaling cells: 64, 128, ... 4096 GPUs at inputs.ranks_per_node per node (8 unless given).
+std::vector<TableCell> scaling_cells(const TableInputs& inputs);
 
 // The closing comparison per model at 16 GPUs: the paper-era strategy that exposes the least
 // communication, and `best` on that strategy's own model table (the same bytes). None when
@@ -88,7 +102,7 @@ struct ClosingComparison {
   TableCell paper_era, best;
 };
 std::vector<ClosingComparison> closing_comparisons(const std::vector<TableCell>& cells,
-                                                   const Options& options);
+                                                   const TableInputs& inputs);
 
 // One closing comparison's figures, modelled or emulated, and their markdown line ("- resnet50:
 // mxnet 0.41 ms exposed, best 0.09 ms (4.5x lower, table mxnet); iteration ... efficiency ...",
@@ -106,17 +120,16 @@ nlohmann::ordered_json closing_json(const ClosingFigures& figures, nlohmann::ord
 // Markdown tables, the closing lines included; and the JSON document of the cells.
 std::string paper_tables_markdown(const std::vector<TableCell>& cells,
                                   const std::vector<ClosingComparison>& closing,
-                                  const Options& options);
-std::string scaling_markdown(const std::vector<TableCell>& cells, const Options& options);
-nlohmann::ordered_json cells_doc(const std::vector<TableCell>& cells, const Options& options,
+                                  const TableInputs& inputs);
+std::string scaling_markdown(const std::vector<TableCell>& cells, const TableInputs& inputs);
+nlohmann::ordered_json cells_doc(const std::vector<TableCell>& cells, const TableInputs& inputs,
                                  const std::string& mode);
 nlohmann::ordered_json cell_json(const TableCell& cell);
-// Prints `markdown` and writes `json` to --json when given; returns the exit status.
-int print_and_save(const std::string& markdown, const std::string& json, const Options& options);
+// The --paper-tables JSON document: cells_doc with the closing comparisons, the reference
+// points and findings (paper_findings.hpp) and, when every model and strategy is shown, the
+// sensitivity (paper_sensitivity.hpp).
+nlohmann::ordered_json paper_tables_doc(const std::vector<TableCell>& cells,
+                                        const std::vector<ClosingComparison>& closing,
+                                        const TableInputs& inputs);
 
-// --paper-tables (with --emulate: emulation.hpp) / --model-only --scaling: prints, writes --json;
-// returns the exit status.
-int run_paper_tables(const Options& options);
-int run_scaling(const Options& options);
-
-}  // namespace collbench
+}  // namespace coll::study
