@@ -4,6 +4,7 @@
 #include <boost/program_options.hpp>
 #include <cstdlib>
 #include <sstream>
+#include <string_view>
 
 #include "coll/algorithms.hpp"
 #include "coll/comm.hpp"
@@ -94,51 +95,6 @@ void apply_strategy(Options& options, const po::variables_map& values) {
   }
 }
 
-// The modelled modes read only some flags: any other flag given there is refused, not ignored.
-void check_modelled_flags(const Options& options, const po::variables_map& values) {
-  std::string mode;
-  std::vector<std::string> reads{"json",     "cost-preset", "models-dir",      "model-gradients",
-                                 "strategy", "batch-per",   "compute-profile", "compute-scale"};
-  if (options.paper_tables) {
-    mode = options.emulate ? "--paper-tables --emulate" : "--paper-tables";
-    reads.insert(reads.end(), {"paper-tables", "emulate"});
-    if (options.emulate) {
-      reads.insert(reads.end(), {"nodes", "ranks-per-node", "gpus-per-node", "iters",
-                                 "warmup_iters", "time-scale", "clock", "trace"});
-    }
-  } else if (options.scaling) {
-    mode = "--scaling";
-    reads.insert(reads.end(), {"scaling", "ranks-per-node", "gpus-per-node"});
-  } else if (options.model_only) {
-    const bool iteration = !options.model.empty();
-    mode = iteration ? "--model-only --model-gradients" : "--model-only without --model-gradients";
-    reads = {"model-only", "nodes",      "ranks-per-node", "gpus-per-node",
-             "node-sizes", "ps-servers", "ps-dedicated",   "datatype",
-             "algo",       "json",       "cost-preset"};
-    if (iteration) {
-      reads.insert(reads.end(), {"model-gradients", "model-variant", "per-layer", "models-dir",
-                                 "fusion", "overlap", "compute-profile", "compute-scale", "trace",
-                                 "strategy", "batch-per"});
-    } else {
-      reads.insert(reads.end(), {"minbytes", "maxbytes", "stepfactor"});
-    }
-  } else {
-    if (given(values, "batch-per")) {
-      throw UsageError(
-          "--batch-per applies to the modelled modes (--model-only, --paper-tables, "
-          "--scaling)");
-    }
-    return;
-  }
-  for (const auto& [flag, value] : values) {
-    if (value.defaulted() || flag == "help" || flag == "version") continue;
-    if (std::find(reads.begin(), reads.end(), flag) != reads.end()) continue;
-    std::string list;
-    for (const auto& read : reads) list += (list.empty() ? "--" : ", --") + read;
-    throw UsageError("--" + flag + " does not apply to " + mode + ", which reads " + list);
-  }
-}
-
 // --ps-servers and --ps-dedicated place the servers of `ps` (directly, across nodes, or chosen
 // by `auto`): with any other algorithm, or more servers than ranks, they would be ignored.
 void check_server_flags(const Options& options, const po::variables_map& values, bool dedicated) {
@@ -168,19 +124,48 @@ void check_server_flags(const Options& options, const po::variables_map& values,
       options.algorithms.front() + " has none");
 }
 
-// --soak draws each operation's collective, size, type and op itself: flags that would fix them
-// are refused rather than ignored.
-void check_soak_flags(const Options& options, const po::variables_map& values) {
-  if (options.soak_ops < 1) throw UsageError("--soak needs at least one operation");
-  for (const char* flag : {"minbytes", "stepfactor", "iters", "warmup_iters", "check", "no-check",
-                           "datatype", "op", "coll", "model-gradients", "explain", "calibrate",
-                           "rounds", "strategy", "model-only", "paper-tables", "scaling"}) {
-    if (given(values, flag)) {
-      throw UsageError(std::string("--soak draws its operations itself; it takes -e/--maxbytes, "
-                                   "--algo, --seed and --json, not --") +
-                       flag);
-    }
+// What collbench does is chosen by the flags that name a mode; each mode parses only the flags
+// it reads, so any other is unknown there (boost's one-line error, exit status 2).
+enum class Mode {
+  Run,             // a sweep, model replay, calibration or tuning: ranks launched
+  Soak,            // --soak N
+  ModelSweep,      // --model-only
+  ModelIteration,  // --model-only --model-gradients
+  PaperTables,     // --paper-tables
+  EmulatedTables,  // --paper-tables --emulate
+  Scaling,         // --scaling
+};
+
+bool has_flag(int argc, const char* const* argv, const std::string& flag) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == flag || arg.starts_with(flag + "=")) return true;
   }
+  return false;
+}
+
+Mode mode_of(int argc, const char* const* argv) {
+  if (has_flag(argc, argv, "--paper-tables")) {
+    return has_flag(argc, argv, "--emulate") ? Mode::EmulatedTables : Mode::PaperTables;
+  }
+  if (has_flag(argc, argv, "--scaling")) return Mode::Scaling;
+  if (has_flag(argc, argv, "--model-only")) {
+    return has_flag(argc, argv, "--model-gradients") ? Mode::ModelIteration : Mode::ModelSweep;
+  }
+  if (has_flag(argc, argv, "--soak")) return Mode::Soak;
+  return Mode::Run;
+}
+
+// How an error names the mode, in Mode's order.
+const char* mode_name(Mode mode) {
+  static constexpr const char* kNames[] = {"",
+                                           "--soak",
+                                           "--model-only without --model-gradients",
+                                           "--model-only --model-gradients",
+                                           "--paper-tables",
+                                           "--paper-tables --emulate",
+                                           "--scaling"};
+  return kNames[static_cast<int>(mode)];
 }
 
 }  // namespace
@@ -193,118 +178,197 @@ Options parse_options(int argc, const char* const* argv) {
               collective = "allreduce";
   int check = 1;
   bool no_check = false;
-  std::string buffers;
-  po::options_description job("Job");
-  job.add_options()("help,h", "print this help")("version", "print the version and exit")(
-      "nodes", po::value(&options.nodes)->default_value(1),
-      "nodes to run (emulated on this machine: COLL_NODE is set per rank)")(
-      "ranks-per-node,g", po::value(&options.ranks_per_node)->default_value(1),
-      "ranks per node (GPUs per node in the paper's terms)")(
-      "gpus-per-node", po::value(&options.ranks_per_node), "alias of --ranks-per-node")(
+  std::string buffers = "shared";
+  // The flags in groups, each group read by the modes that list it below.
+  po::options_description basics, nodes, per_node, uneven, servers, sizes, largest, timing, measure,
+      datatype, algorithm, json, soak_group, table, replay, iteration, compute, trace, strategy,
+      batch, model_only, paper_tables, scaling, emulate, emulation, preset, measuring;
+  basics.add_options()("help,h", "print this help")("version", "print the version and exit");
+  nodes.add_options()("nodes", po::value(&options.nodes)->default_value(1),
+                      "nodes to run (emulated on this machine: COLL_NODE is set per rank)");
+  per_node.add_options()("ranks-per-node,g", po::value(&options.ranks_per_node)->default_value(1),
+                         "ranks per node (GPUs per node in the paper's terms)")(
+      "gpus-per-node", po::value(&options.ranks_per_node), "alias of --ranks-per-node");
+  uneven.add_options()(
       "node-sizes", po::value(&node_sizes),
-      "uneven nodes: ranks on each node, e.g. 3,2 (instead of --nodes/--ranks-per-node)")(
+      "uneven nodes: ranks on each node, e.g. 3,2 (instead of --nodes/--ranks-per-node)");
+  servers.add_options()(
       "ps-servers", po::value(&options.ps_servers),
       "parameter-server shards for --algo ps (sets COLL_PS_SERVERS; default every rank)")(
       "ps-dedicated", po::bool_switch(&ps_dedicated),
       "the last --ps-servers ranks serve instead of one per node (sets COLL_PS_DEDICATED=1)");
-  po::options_description sweep("Size sweep (nccl-tests compatible)");
-  sweep.add_options()("minbytes,b", po::value(&min_bytes)->default_value("8"),
+  sizes.add_options()("minbytes,b", po::value(&min_bytes)->default_value("8"),
                       "smallest message, bytes (K/M/G suffixes)")(
-      "maxbytes,e", po::value(&max_bytes)->default_value("32M"), "largest message, bytes")(
       "stepfactor,f", po::value(&options.step_factor)->default_value(2),
-      "multiply the size by this between steps (>= 2)")(
-      "iters,n", po::value(&options.iterations)->default_value(20), "timed iterations per size")(
-      "warmup_iters,w", po::value(&options.warmup)->default_value(5),
-      "untimed warm-up iterations per size")(
+      "multiply the size by this between steps (>= 2)");
+  largest.add_options()("maxbytes,e", po::value(&max_bytes)->default_value("32M"),
+                        "largest message, bytes");
+  timing.add_options()("iters,n", po::value(&options.iterations)->default_value(20),
+                       "timed iterations per size")("warmup_iters,w",
+                                                    po::value(&options.warmup)->default_value(5),
+                                                    "untimed warm-up iterations per size");
+  measure.add_options()(
       "rounds", po::value(&options.rounds),
       "measure every size this many times, the algorithms of --algo alternating (in reverse "
       "order every other round), and report each one's median (default 5 with several "
       "algorithms, 1 with one; --tune: 5)")("check,c", po::value(&check)->default_value(1),
                                             "verify results (1) or not (0)")(
       "no-check", po::bool_switch(&no_check), "same as -c 0")(
-      "datatype,d", po::value(&type)->default_value("float"),
-      "int8 uint8 int32 uint32 int64 uint64 half float double bfloat16")(
       "op,o", po::value(&op)->default_value("sum"), "sum prod max min avg")(
       "coll", po::value(&collective)->default_value("allreduce"),
       "collective to sweep: allreduce broadcast reduce allgather reducescatter")(
-      "algo", po::value(&algo),
-      "all-reduce algorithm(s), comma separated, 'auto' (the cost model's choice) or 'all'")(
-      "json", po::value(&options.json_path), "write every number printed to this JSON file")(
       "buffers", po::value(&buffers)->default_value("shared"),
       "shared: buffers from coll::allocate_shared, which ranks of one node map and read "
       "directly (as a program using it does); private: plain memory, read by system calls");
-  po::options_description soak("Soak test");
-  soak.add_options()("soak", po::value(&options.soak_ops),
-                     "run N random operations (collectives, sizes, types, ops, algorithms, in or "
-                     "out of place, blocking, queued, fused), each checked exactly, with guard "
-                     "bytes and RSS samples; -e caps a call's bytes, --algo the algorithms")(
+  datatype.add_options()("datatype,d", po::value(&type)->default_value("float"),
+                         "int8 uint8 int32 uint32 int64 uint64 half float double bfloat16");
+  algorithm.add_options()(
+      "algo", po::value(&algo),
+      "all-reduce algorithm(s), comma separated, 'auto' (the cost model's choice) or 'all'");
+  json.add_options()("json", po::value(&options.json_path),
+                     "write every number printed to this JSON file");
+  soak_group.add_options()("soak", po::value(&options.soak_ops),
+                           "run N random operations (collectives, sizes, types, ops, algorithms, "
+                           "in or out of place, blocking, queued, fused), each checked exactly, "
+                           "with guard bytes and RSS samples; -e caps a call's bytes, --algo the "
+                           "algorithms")(
       "seed", po::value<std::uint64_t>(),
       "the soak's random seed (default: drawn and printed); the same seed and ranks repeat it");
-  po::options_description model("Model gradient replay");
-  model.add_options()("model-gradients", po::value(&options.model),
+  table.add_options()("model-gradients", po::value(&options.model),
                       "replay a model's per-layer gradients: alexnet, googlenet, resnet50")(
+      "models-dir", po::value(&options.models_dir)->default_value(default_models_dir()),
+      "directory of the model tables");
+  replay.add_options()(
       "model-variant", po::value(&options.model_variant),
       "model definition the tensors come from (default per model; see bench/models)")(
-      "per-layer", po::bool_switch(&options.per_layer), "print the per-tensor breakdown")(
-      "models-dir", po::value(&options.models_dir)->default_value(default_models_dir()),
-      "directory of the model tables")(
+      "per-layer", po::bool_switch(&options.per_layer), "print the per-tensor breakdown");
+  iteration.add_options()(
       "fusion", po::value(&options.fusion)->default_value("none"),
       "gradient fusion: none, layer, threshold:BYTES (Horovod), buckets:BYTES (DDP), mgwfbp, "
-      "auto")(
-      "overlap", po::bool_switch(&options.overlap),
-      "replay a training iteration: backward emulated layer by layer, each bucket's all-reduce "
-      "starting when its last gradient is ready")(
-      "compute-profile", po::value(&options.compute_profile)->default_value("p40"),
-      "per-layer backward times: p40 (from FLOPs, see docs) or a CSV file "
-      "(index|layer,backward_ms)")("compute-scale",
-                                   po::value(&options.compute_scale)->default_value(1.0),
-                                   "multiply the compute profile's times")(
-      "trace", po::value(&options.trace_path), "write a Chrome-trace JSON timeline of every rank");
-  po::options_description modelled("Strategies and modelled runs (no process launched)");
-  modelled.add_options()("strategy", po::value(&options.strategy),
+      "auto")("overlap", po::bool_switch(&options.overlap),
+              "replay a training iteration: backward emulated layer by layer, each bucket's "
+              "all-reduce starting when its last gradient is ready");
+  compute.add_options()("compute-profile",
+                        po::value(&options.compute_profile)->default_value("p40"),
+                        "per-layer backward times: p40 (from FLOPs, see docs) or a CSV file "
+                        "(index|layer,backward_ms)")(
+      "compute-scale", po::value(&options.compute_scale)->default_value(1.0),
+      "multiply the compute profile's times");
+  trace.add_options()("trace", po::value(&options.trace_path),
+                      "write a Chrome-trace JSON timeline of every rank");
+  strategy.add_options()("strategy", po::value(&options.strategy),
                          "a framework's aggregation strategy (sets --algo, --fusion, --overlap and "
                          "the model table): cntk, mxnet, tensorflow, caffe-mpi, horovod, ddp, "
-                         "best; 'list' describes them")(
-      "model-only", po::bool_switch(&options.model_only),
-      "cost model and iteration simulator only, any shape (up to 1024 nodes): a modelled "
-      "sweep, or a modelled iteration with --model-gradients")(
+                         "best; 'list' describes them");
+  model_only.add_options()("model-only", po::bool_switch(&options.model_only),
+                           "cost model and iteration simulator only, any shape (up to 1024 "
+                           "nodes): a modelled sweep, or a modelled iteration with "
+                           "--model-gradients");
+  paper_tables.add_options()(
       "paper-tables", po::bool_switch(&options.paper_tables),
-      "the paper's Tables 6 and 7 for every model and strategy, modelled (markdown; --json)")(
+      "the paper's Tables 6 and 7 for every model and strategy, modelled (markdown; --json)");
+  scaling.add_options()(
       "scaling", po::bool_switch(&options.scaling),
-      "every model and strategy at 64-4096 GPUs, modelled (--ranks-per-node, default 8)")(
+      "every model and strategy at 64-4096 GPUs, modelled (--ranks-per-node, default 8)");
+  emulate.add_options()(
       "emulate", po::bool_switch(&options.emulate),
       "with --paper-tables: measure every cell up to 16 ranks over links shaped like the preset's "
       "(COLL_TRANSPORT=shaped:ucx), model beside emulation; --model-gradients, --strategy, "
-      "--nodes and --ranks-per-node select cells; see docs/emulation.md")(
+      "--nodes and --ranks-per-node select cells; see docs/emulation.md");
+  emulation.add_options()(
       "time-scale", po::value(&options.time_scale)->default_value(50),
       "with --emulate: links and compute run K times slower and times are divided by K, so that "
       "links faster than this machine can be emulated")(
       "clock", po::value(&clock)->default_value("real"),
       "with --emulate: real (links and compute take real time, slowed by --time-scale) or virtual "
       "(each rank keeps the emulated cluster's time: messages carry their emulated arrival, "
-      "compute advances it without sleeping; independent of this machine's cores and load)")(
+      "compute advances it without sleeping; independent of this machine's cores and load)");
+  batch.add_options()(
       "batch-per", po::value(&batch_per)->default_value("gpu"),
       "the model's batch (alexnet 1024, googlenet 128, resnet50 32) is per gpu or per node");
-  po::options_description cost("Cost model");
-  cost.add_options()("calibrate", po::bool_switch(&options.calibrate),
-                     "measure alpha/beta per link class and gamma, save them "
-                     "(COLL_CALIBRATION_FILE, default ~/.cache/libcoll/calibration.txt), exit")(
+  preset.add_options()(
+      "cost-preset", po::value(&options.cost_preset),
+      "use a preset instead of the calibration: p40-ib56 (alias p40-cluster), ethernet-10g, "
+      "dgx1-ib100, this-vm, or a preset file (sets COLL_COST_PRESET)");
+  measuring.add_options()("calibrate", po::bool_switch(&options.calibrate),
+                          "measure alpha/beta per link class and gamma, save them "
+                          "(COLL_CALIBRATION_FILE, default ~/.cache/libcoll/calibration.txt), "
+                          "exit")(
       "tune", po::bool_switch(&options.tune),
       "measure every available algorithm (or --algo's) at this job's shape over -b/-e/-f and "
       "write the fastest per size to the decision table `auto` reads (COLL_TUNING_FILE, default "
       "~/.cache/libcoll/tuning.txt), exit")(
       "explain", po::bool_switch(&options.explain),
-      "print every algorithm's predicted time and terms per size, and the choice")(
-      "cost-preset", po::value(&options.cost_preset),
-      "use a preset instead of the calibration: p40-ib56 (alias p40-cluster), ethernet-10g, "
-      "dgx1-ib100, this-vm, or a preset file (sets COLL_COST_PRESET)");
+      "print every algorithm's predicted time and terms per size, and the choice");
+
+  // --help shows every flag, by topic.
   po::options_description all("collbench: benchmark gradient all-reduce with libcoll");
-  all.add(job).add(sweep).add(soak).add(model).add(modelled).add(cost);
+  po::options_description job_help("Job"), sweep_help("Size sweep (nccl-tests compatible)"),
+      soak_help("Soak test"), model_help("Model gradient replay"),
+      modelled_help("Strategies and modelled runs (no process launched)"), cost_help("Cost model");
+  // One section per topic, its groups' flags listed together.
+  const auto section = [](po::options_description& into,
+                          std::initializer_list<const po::options_description*> groups) {
+    for (const po::options_description* group : groups) {
+      for (const auto& flag : group->options()) into.add(flag);
+    }
+  };
+  section(job_help, {&basics, &nodes, &per_node, &uneven, &servers});
+  section(sweep_help, {&sizes, &largest, &timing, &measure, &datatype, &algorithm, &json});
+  section(soak_help, {&soak_group});
+  section(model_help, {&table, &replay, &iteration, &compute, &trace});
+  section(modelled_help,
+          {&strategy, &model_only, &paper_tables, &scaling, &emulate, &emulation, &batch});
+  section(cost_help, {&measuring, &preset});
+  all.add(job_help)
+      .add(sweep_help)
+      .add(soak_help)
+      .add(model_help)
+      .add(modelled_help)
+      .add(cost_help);
+
+  // Each mode's flags: the job's shape where it runs or models one, and what it reads.
+  const Mode mode = mode_of(argc, argv);
+  po::options_description accepted;
+  accepted.add(basics).add(json).add(preset);
+  switch (mode) {
+    case Mode::Run:
+      accepted.add(nodes).add(per_node).add(uneven).add(servers).add(sizes).add(largest);
+      accepted.add(timing).add(measure).add(datatype).add(algorithm).add(table).add(replay);
+      accepted.add(iteration).add(compute).add(trace).add(strategy).add(measuring);
+      break;
+    case Mode::Soak:
+      accepted.add(nodes).add(per_node).add(uneven).add(servers).add(largest).add(algorithm);
+      accepted.add(soak_group);
+      break;
+    case Mode::ModelIteration:
+      accepted.add(table).add(replay).add(iteration).add(compute).add(trace).add(strategy);
+      accepted.add(batch);
+      [[fallthrough]];
+    case Mode::ModelSweep:
+      accepted.add(model_only).add(nodes).add(per_node).add(uneven).add(servers).add(datatype);
+      accepted.add(algorithm);
+      if (mode == Mode::ModelSweep) accepted.add(sizes).add(largest);
+      break;
+    case Mode::EmulatedTables:
+      accepted.add(emulate).add(emulation).add(nodes).add(per_node).add(timing).add(trace);
+      [[fallthrough]];
+    case Mode::PaperTables:
+      accepted.add(paper_tables).add(table).add(strategy).add(batch).add(compute);
+      break;
+    case Mode::Scaling:
+      accepted.add(scaling).add(per_node).add(table).add(strategy).add(batch).add(compute);
+      break;
+  }
 
   po::variables_map values;
   try {
-    po::store(po::command_line_parser(argc, argv).options(all).run(), values);
+    po::store(po::command_line_parser(argc, argv).options(accepted).run(), values);
     po::notify(values);
+  } catch (const po::unknown_option& error) {
+    throw UsageError(
+        std::string(error.what()) +
+        (mode == Mode::Run ? "" : std::string(", which ") + mode_name(mode) + " does not read"));
   } catch (const po::error& error) {
     throw UsageError(error.what());
   }
@@ -314,9 +378,8 @@ Options parse_options(int argc, const char* const* argv) {
   options.help = values.count("help") > 0;
   options.version = values.count("version") > 0;
 
-  options.ranks_per_node_given =
-      !values["ranks-per-node"].defaulted() || values.count("gpus-per-node") > 0;
-  options.nodes_given = !values["nodes"].defaulted();
+  options.ranks_per_node_given = given(values, "ranks-per-node") || given(values, "gpus-per-node");
+  options.nodes_given = given(values, "nodes");
   if (options.nodes < 1 || options.nodes > 1024) throw UsageError("--nodes must be in [1, 1024]");
   if (options.ranks_per_node < 1 || options.ranks_per_node > 256) {
     throw UsageError("--ranks-per-node must be in [1, 256]");
@@ -357,10 +420,8 @@ Options parse_options(int argc, const char* const* argv) {
   }
   options.buffers = buffers == "shared" ? coll::Sharing::WithPeers : coll::Sharing::Private;
   if (values.count("seed") > 0) options.seed = values["seed"].as<std::uint64_t>();
-  if (values.count("soak") > 0) {
-    check_soak_flags(options, values);
-  } else if (options.seed) {
-    throw UsageError("--seed is the seed of --soak; give --soak N too");
+  if (mode == Mode::Soak && options.soak_ops < 1) {
+    throw UsageError("--soak needs at least one operation");
   }
   const auto parsed_type = coll::parse_dtype(type);
   if (!parsed_type) throw UsageError("-d/--datatype: unknown data type '" + type + "'");
@@ -410,10 +471,6 @@ Options parse_options(int argc, const char* const* argv) {
       throw UsageError(error.what());
     }
   }
-  if (options.emulate && !options.paper_tables) throw UsageError("--emulate needs --paper-tables");
-  if (!values["time-scale"].defaulted() && !options.emulate) {
-    throw UsageError("--time-scale needs --emulate");
-  }
   if (!(options.time_scale >= 1) || options.time_scale > 1e5) {
     throw UsageError("--time-scale must be in [1, 100000]");
   }
@@ -421,7 +478,6 @@ Options parse_options(int argc, const char* const* argv) {
     throw UsageError("--clock takes real or virtual, not '" + clock + "'");
   }
   options.virtual_clock = clock == "virtual";
-  if (!values["clock"].defaulted() && !options.emulate) throw UsageError("--clock needs --emulate");
   if (options.emulate && !options.trace_path.empty() &&
       (!options.virtual_clock || options.model.empty() || options.strategy.empty() ||
        !options.nodes_given || !options.ranks_per_node_given)) {
@@ -430,21 +486,20 @@ Options parse_options(int argc, const char* const* argv) {
         "--clock virtual, --model-gradients, --strategy, --nodes and --ranks-per-node");
   }
   if (options.virtual_clock) {
-    if (!values["time-scale"].defaulted()) {
+    if (given(values, "time-scale")) {
       throw UsageError("--time-scale slows the real clock; the virtual clock needs none");
     }
     options.time_scale = 1;
   }
   if (options.emulate) {  // an emulated iteration takes K times its modelled time
-    if (values["iters"].defaulted()) options.iterations = 3;
-    if (values["warmup_iters"].defaulted()) options.warmup = 1;
+    if (!given(values, "iters")) options.iterations = 3;
+    if (!given(values, "warmup_iters")) options.warmup = 1;
   }
   options.strategy_list = options.strategy == "list";
   if (!options.strategy.empty() && !options.strategy_list) {
     apply_strategy(options, values);
   }
   if (options.scaling || options.paper_tables) options.model_only = true;
-  if (!options.strategy_list) check_modelled_flags(options, values);
   check_server_flags(options, values, ps_dedicated);
   if (options.rounds > 0 && (!options.model.empty() || options.model_only || options.calibrate)) {
     throw UsageError(
@@ -466,10 +521,9 @@ Options parse_options(int argc, const char* const* argv) {
   if (!(options.compute_scale > 0) || options.compute_scale > 1e6) {
     throw UsageError("--compute-scale must be a positive factor");
   }
-  options.iteration_replay = options.overlap || !values["fusion"].defaulted() ||
-                             !options.trace_path.empty() ||
-                             !values["compute-profile"].defaulted() ||
-                             !values["compute-scale"].defaulted() || !options.strategy.empty();
+  options.iteration_replay = options.overlap || given(values, "fusion") ||
+                             !options.trace_path.empty() || given(values, "compute-profile") ||
+                             given(values, "compute-scale") || !options.strategy.empty();
   if (options.iteration_replay && options.model.empty() && !options.paper_tables &&
       !options.scaling && !options.strategy_list) {
     throw UsageError(
