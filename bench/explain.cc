@@ -30,16 +30,16 @@ std::string describe_params(const model::CostParams& params) {
   std::snprintf(gamma, sizeof gamma, "#   %-10s gamma %8.4f ns/B (%6.2f GB/s)\n", "reduction",
                 params.gamma_s_per_byte * 1e9, 1e-9 / params.gamma_s_per_byte);
   std::string reads;
-  if (params.peer_read_call_s > 0) {
+  if (params.transport.peer_read_call_s > 0) {
     char line[160];
     std::snprintf(line, sizeof line, "#   %-10s read  %8.2f us per call (measured at connect)\n",
-                  "cross-mem", params.peer_read_call_s * 1e6);
+                  "cross-mem", params.transport.peer_read_call_s * 1e6);
     reads = line;
   }
-  if (params.slot_handoff_s > 0) {
+  if (params.transport.slot_handoff_s > 0) {
     char line[160];
     std::snprintf(line, sizeof line, "#   %-10s hand-off %5.2f us per round\n", "node slots",
-                  params.slot_handoff_s * 1e6);
+                  params.transport.slot_handoff_s * 1e6);
     reads += line;
   }
   return "# cost model parameters: " + params.source + "\n" +

@@ -47,6 +47,14 @@ model::CostParams params_of(const Options& options, const coll::Config& config) 
                                options.cost_preset.empty() ? "COLL_COST_PRESET" : "--cost-preset");
 }
 
+// The servers and levels the library's tuning sets (its algorithms' options, or their defaults).
+void place_as_tuned(IterationSetup& setup, const coll::Tuning& tuning) {
+  setup.inter = coll::algorithm_option(tuning, "COLL_HIER_INTER");
+  setup.intra = coll::algorithm_option(tuning, "COLL_HIER_INTRA");
+  setup.ps_servers = static_cast<int>(coll::algorithm_option_number(tuning, "COLL_PS_SERVERS"));
+  setup.ps_dedicated = coll::algorithm_option_number(tuning, "COLL_PS_DEDICATED") == 1;
+}
+
 // The setup the options describe: a strategy's, or --algo/--fusion/--overlap with the library's
 // tuning (COLL_PS_SERVERS, COLL_PS_DEDICATED, COLL_HIER_INTER and the flags for them) as the
 // ranks would have it.
@@ -62,10 +70,7 @@ IterationSetup setup_of(const Options& options, const ModelTable& table) {
                       "--model-only replays one algorithm per iteration; --algo lists " +
                           std::to_string(options.algorithms.size()));
   }
-  setup.inter = tuning.hier_inter;
-  setup.intra = tuning.hier_intra;
-  setup.ps_servers = tuning.ps_servers;
-  setup.ps_dedicated = tuning.ps_dedicated;
+  place_as_tuned(setup, tuning);
   setup.fusion = options.fusion;
   setup.overlap = options.overlap;
   const int batch = coll::study::p40_batch_size(table.model);
@@ -173,13 +178,17 @@ int model_sweep_report(const Options& options) {
   const bool placed = std::any_of(algorithms.begin(), algorithms.end(), [](const auto& name) {
     return name == "ps" || name == "auto" || name.starts_with("hierarchical");
   });
-  if (placed)  // where the servers and levels are, for the algorithms that have them
-    std::printf("# placement: ps servers %s%s; hierarchical levels %s inside nodes, %s across\n",
-                tuning.ps_servers > 0 ? std::to_string(tuning.ps_servers).c_str() : "every rank",
-                tuning.ps_servers == 0 ? ""
-                : tuning.ps_dedicated  ? " (the last ranks)"
-                                       : " (spread over the nodes)",
-                tuning.hier_intra.c_str(), tuning.hier_inter.c_str());
+  if (placed) {  // where the servers and levels are, for the algorithms that have them
+    IterationSetup placement;
+    place_as_tuned(placement, tuning);
+    std::printf(
+        "# placement: ps servers %s%s; hierarchical levels %s inside nodes, %s across\n",
+        placement.ps_servers > 0 ? std::to_string(placement.ps_servers).c_str() : "every rank",
+        placement.ps_servers == 0 ? ""
+        : placement.ps_dedicated  ? " (the last ranks)"
+                                  : " (spread over the nodes)",
+        placement.intra.c_str(), placement.inter.c_str());
+  }
   std::printf("# %12s %-20s %12s %10s %10s  %s\n", "size (B)", "algorithm", "time (us)", "algbw",
               "busbw", "detail");
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
@@ -192,10 +201,7 @@ int model_sweep_report(const Options& options) {
       setup.shape = shape;
       setup.params = params;
       setup.algorithm = name;
-      setup.inter = tuning.hier_inter;
-      setup.intra = tuning.hier_intra;
-      setup.ps_servers = tuning.ps_servers;
-      setup.ps_dedicated = tuning.ps_dedicated;
+      place_as_tuned(setup, tuning);
       const auto [seconds, chosen] = modelled_allreduce(setup, message);
       const double algbw = seconds > 0 ? message / seconds / 1e9 : 0;
       // The algorithm that ran decides the column: a parameter server's is wkbw*, as a sweep's.

@@ -547,9 +547,13 @@ Options parse_options(int argc, const char* const* argv) {
 coll::Config library_config(const Options& options) {
   coll::Config config = coll::Config::from_environment();
   if (!options.cost_preset.empty()) config.cost_preset = options.cost_preset;
-  if (options.ps_servers > 0) config.tuning.ps_servers = options.ps_servers;
-  if (options.ps_dedicated) config.tuning.ps_dedicated = true;
-  if (!options.hier_inter.empty()) config.tuning.hier_inter = options.hier_inter;
+  // The parameter server's and hierarchical's own options (coll::describe_algorithm_options).
+  auto& algorithm_options = config.tuning.algorithm_options;
+  if (options.ps_servers > 0) {
+    algorithm_options.set("COLL_PS_SERVERS", std::to_string(options.ps_servers));
+  }
+  if (options.ps_dedicated) algorithm_options.set("COLL_PS_DEDICATED", "1");
+  if (!options.hier_inter.empty()) algorithm_options.set("COLL_HIER_INTER", options.hier_inter);
   return config;
 }
 

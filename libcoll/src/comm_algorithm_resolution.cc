@@ -55,19 +55,19 @@ const Selector& Comm::Impl::cost_model() {
     // Nodes emulated on one host talk over loopback: no NIC for their flows to share.
     if (busiest == long(hosts.size()) && family->rank_map.num_nodes() > 1 &&
         !family->emulated_links) {
-      params.nic_shared = false;
+      params.transport.nic_shared = false;
       params.source += "; nodes emulated on one host: no NIC shared";
     }
     if (PeerMemory* memory = family->node.peer_memory.get()) {
-      params.peer_read_call_s = memory->read_call_seconds();
+      params.transport.peer_read_call_s = memory->read_call_seconds();
     } else {
-      params.peer_memory = false;
+      params.transport.peer_memory = false;
     }
     // Not timed: a hand-off is priced like a message's latency.
     if (NodeSlots* slots = family->node.node_slots.get()) {
-      params.slot_handoff_s =
+      params.transport.slot_handoff_s =
           slots->handoff_seconds() > 0 ? slots->handoff_seconds() : params.intra.alpha_s;
-      params.peer_line_s = slots->handoff_seconds();
+      params.transport.peer_line_s = slots->handoff_seconds();
     }
     selector = std::make_unique<Selector>(params, node_of_member, config.tuning,
                                           std::move(decisions), path, ranks_per_core);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "coll/algorithms.hpp"
 #include "core/log.hpp"
 #include "transport/transport_registry.hpp"
 
@@ -11,6 +12,7 @@ namespace coll {
 CommFamily::CommFamily(Config configuration, std::unique_ptr<Bootstrap> boot)
     : config(std::move(configuration)), bootstrap(std::move(boot)) {
   try {
+    check_algorithm_options(config.tuning);  // a tool's Config, as the variables are checked
     connect();
   } catch (...) {
     // Peers may wait for this rank in an exchange it will not make (and fail after

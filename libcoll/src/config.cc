@@ -1,5 +1,6 @@
 #include "coll/config.hpp"
 
+#include "algorithms/registry.hpp"
 #include "coll/env.hpp"
 #include "coll/error.hpp"
 #include "core/log.hpp"
@@ -27,12 +28,8 @@ Config Config::from_environment() {
   }
   if (auto value = env_integer("COLL_WINDOW", 1, 64))
     config.tuning.window = static_cast<int>(*value);
-  if (auto value = env_integer("COLL_PS_SERVERS", 0, 1 << 16)) {
-    config.tuning.ps_servers = static_cast<int>(*value);
-  }
-  if (auto value = env_integer("COLL_PS_DEDICATED", 0, 1)) config.tuning.ps_dedicated = *value == 1;
-  if (auto value = env_string("COLL_HIER_INTRA")) config.tuning.hier_intra = *value;
-  if (auto value = env_string("COLL_HIER_INTER")) config.tuning.hier_inter = *value;
+  // The options algorithms declare with their registration (COLL_PS_*, COLL_HIER_*).
+  read_algorithm_options_from_environment(config.tuning.algorithm_options);
   if (auto value = env_string("COLL_TRANSPORT")) config.transport = *value;
   // The logger reads COLL_DEBUG itself; a malformed value is refused here, where it can fail.
   if (auto value = env_string("COLL_DEBUG"); value && !parse_log_level(*value)) {

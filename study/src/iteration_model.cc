@@ -8,6 +8,7 @@
 #include <functional>
 #include <limits>
 
+#include "coll/algorithms.hpp"
 #include "coll/error.hpp"
 #include "coll/selector.hpp"
 
@@ -22,11 +23,17 @@ namespace model = coll::model;
 
 coll::Tuning tuning_of(const IterationSetup& setup) {
   coll::Tuning tuning;
-  tuning.ps_servers = setup.ps_servers;
-  tuning.ps_dedicated = setup.ps_dedicated;
-  if (!setup.inter.empty()) tuning.hier_inter = setup.inter;
-  if (!setup.intra.empty()) tuning.hier_intra = setup.intra;
+  auto& options = tuning.algorithm_options;  // the parameter server's and hierarchical's
+  options.set("COLL_PS_SERVERS", std::to_string(setup.ps_servers));
+  options.set("COLL_PS_DEDICATED", setup.ps_dedicated ? "1" : "0");
+  if (!setup.inter.empty()) options.set("COLL_HIER_INTER", setup.inter);
+  if (!setup.intra.empty()) options.set("COLL_HIER_INTRA", setup.intra);
   return tuning;
+}
+
+// Hierarchical's level algorithm `variable` (COLL_HIER_INTRA, COLL_HIER_INTER) under the setup.
+std::string level(const IterationSetup& setup, const char* variable) {
+  return coll::algorithm_option(tuning_of(setup), variable);
 }
 
 coll::model::Prediction prediction(const std::string& algorithm, const IterationSetup& setup,
@@ -34,9 +41,10 @@ coll::model::Prediction prediction(const std::string& algorithm, const Iteration
   const auto priced = coll::predict(algorithm, setup.params, setup.shape, bytes, tuning_of(setup));
   if (!priced) {
     invalid("algorithm '" + algorithm + "' has no cost formula" +
-            (algorithm.starts_with("hierarchical") ? " with levels " + tuning_of(setup).hier_intra +
-                                                         " / " + tuning_of(setup).hier_inter
-                                                   : std::string()));
+            (algorithm.starts_with("hierarchical")
+                 ? " with levels " + level(setup, "COLL_HIER_INTRA") + " / " +
+                       level(setup, "COLL_HIER_INTER")
+                 : std::string()));
   }
   return *priced;
 }
@@ -48,10 +56,9 @@ double predicted(const std::string& algorithm, const IterationSetup& setup, std:
 // Whether an algorithm's formula is piecewise linear in the size under this setup (see
 // price_sizes): every formula but tree's, and the hierarchical ones unless a level is a tree.
 bool piecewise_linear(const std::string& algorithm, const IterationSetup& setup) {
-  const coll::Tuning tuning = tuning_of(setup);
   if (algorithm == "tree") return false;
   return !algorithm.starts_with("hierarchical") ||
-         (tuning.hier_intra != "tree" && tuning.hier_inter != "tree");
+         (level(setup, "COLL_HIER_INTRA") != "tree" && level(setup, "COLL_HIER_INTER") != "tree");
 }
 
 // The setups whose prices' minimum is the algorithm's price: for a hierarchical algorithm whose
@@ -59,7 +66,7 @@ bool piecewise_linear(const std::string& algorithm, const IterationSetup& setup)
 // and each composition alone is piecewise linear, where their minimum is not convex).
 std::vector<IterationSetup> priced_setups(const std::string& algorithm,
                                           const IterationSetup& setup) {
-  if (!algorithm.starts_with("hierarchical") || tuning_of(setup).hier_inter != "auto") {
+  if (!algorithm.starts_with("hierarchical") || level(setup, "COLL_HIER_INTER") != "auto") {
     return {setup};
   }
   std::vector<IterationSetup> setups;
@@ -210,7 +217,7 @@ ModelledIteration model_iteration(const ModelTable& table, const IterationSetup&
   out.timeline = setup.overlap ? simulate_wfbp(plan.buckets, out.profile, cost, lead)
                                : simulate_no_overlap(plan.buckets, out.profile, cost, lead);
   IterationSetup unhidden = setup;
-  unhidden.params.alpha_overlaps_bytes = false;
+  unhidden.params.charging.alpha_overlaps_bytes = false;
   const auto& links = setup.params;
   const double alpha = setup.shape.nodes > 1 ? std::min(links.intra.alpha_s, links.inter.alpha_s)
                                              : links.intra.alpha_s;

@@ -38,7 +38,7 @@ std::vector<Condition> conditions(const TableInputs& inputs) {
     out.push_back({std::string("inter-node fit ") + (factor < 1 ? "-10 %" : "+10 %"), inputs, fit});
   }
   coll::model::CostParams per_phase = fitted;
-  per_phase.alpha_once_per_phase = true;
+  per_phase.charging.alpha_once_per_phase = true;
   out.push_back({"alpha once per phase, not per message", inputs, per_phase});
   return out;
 }

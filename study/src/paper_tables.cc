@@ -198,7 +198,7 @@ TableCell modelled_cell(const TableInputs& inputs, const Strategy& strategy,
   const ModelTable table = load_model_table(
       inputs.models_dir, model, variant.empty() ? strategy.variant_for(model) : variant);
   coll::model::CostParams emulated = table_params(inputs);
-  emulated.peer_memory = false;
+  emulated.transport.peer_memory = false;
   return cell_with_efficiency(inputs, emulated, strategy, table, nodes, ranks_per_node);
 }
 

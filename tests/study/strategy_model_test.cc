@@ -98,8 +98,8 @@ TEST(IterationModel, StrategiesPlaceTheirServersAndLevels) {
   const IterationSetup setup = setup_of(find_strategy("mxnet"), 4, 4);
   const std::size_t bytes = 1 << 24;
   coll::Tuning tuning;
-  tuning.hier_inter = "ps";
-  tuning.ps_servers = 4;
+  tuning.algorithm_options.set("COLL_HIER_INTER", "ps");
+  tuning.algorithm_options.set("COLL_PS_SERVERS", "4");
   const auto [seconds, algorithm] = modelled_allreduce(setup, bytes);
   EXPECT_EQ(algorithm, "hierarchical_leader");
   EXPECT_DOUBLE_EQ(

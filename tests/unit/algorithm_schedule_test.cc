@@ -130,21 +130,21 @@ TEST(HalvingDoublingSchedule, PairsAreSymmetricAndTheFoldCoversEveryRank) {
 
 TEST(ParameterServerSchedule, ServersAreSpreadOverNodesOrDedicated) {
   const std::vector<int> nodes{0, 0, 0, 1, 1, 1};
-  Tuning tuning;
-  EXPECT_EQ(ps_servers(nodes, tuning), (std::vector<int>{0, 1, 2, 3, 4, 5}));  // every rank
-  tuning.ps_servers = 2;
-  EXPECT_EQ(ps_servers(nodes, tuning), (std::vector<int>{0, 3}));  // one per node
-  tuning.ps_servers = 3;
-  EXPECT_EQ(ps_servers(nodes, tuning), (std::vector<int>{0, 1, 3}));
-  tuning.ps_dedicated = true;
-  EXPECT_EQ(ps_servers(nodes, tuning), (std::vector<int>{3, 4, 5}));  // the last ranks
-  tuning.ps_servers = 99;
-  EXPECT_EQ(ps_server_count(6, tuning), 6);
-  EXPECT_EQ(ps_servers(nodes, tuning).size(), 6u);
+  ServerPlacement placement;
+  EXPECT_EQ(ps_servers(nodes, placement), (std::vector<int>{0, 1, 2, 3, 4, 5}));  // every rank
+  placement.servers = 2;
+  EXPECT_EQ(ps_servers(nodes, placement), (std::vector<int>{0, 3}));  // one per node
+  placement.servers = 3;
+  EXPECT_EQ(ps_servers(nodes, placement), (std::vector<int>{0, 1, 3}));
+  placement.dedicated = true;
+  EXPECT_EQ(ps_servers(nodes, placement), (std::vector<int>{3, 4, 5}));  // the last ranks
+  placement.servers = 99;
+  EXPECT_EQ(ps_server_count(6, placement), 6);
+  EXPECT_EQ(ps_servers(nodes, placement).size(), 6u);
   // Uneven nodes: the first rank of each node, then the second of each.
-  tuning = Tuning{};
-  tuning.ps_servers = 4;
-  EXPECT_EQ(ps_servers({5, 5, 5, 9, 7, 7}, tuning), (std::vector<int>{0, 1, 3, 4}));
+  placement = ServerPlacement{};
+  placement.servers = 4;
+  EXPECT_EQ(ps_servers({5, 5, 5, 9, 7, 7}, placement), (std::vector<int>{0, 1, 3, 4}));
 }
 
 TEST(ParameterServerSchedule, PushesGoToOtherNodesFirstFromTheNextNode) {

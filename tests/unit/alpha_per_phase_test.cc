@@ -16,7 +16,7 @@ using coll::testing::flat;
 constexpr std::size_t kSmall = 8;
 
 CostParams once_per_phase(CostParams params) {
-  params.alpha_once_per_phase = true;
+  params.charging.alpha_once_per_phase = true;
   return params;
 }
 
@@ -35,7 +35,7 @@ TEST(AlphaPerPhase, LinearExchangesPayOneAlphaPerPhase) {
   const Shape eight = Shape::uniform(1, 8);
   // One server: it takes 7 pushes in one phase and sends 7 pulls in the other.
   Tuning one_server;
-  one_server.ps_servers = 1;
+  one_server.algorithm_options.set("COLL_PS_SERVERS", "1");
   EXPECT_DOUBLE_EQ(predict("ps", each, eight, kSmall, one_server)->latency_s, 2 * 7 * 1e-6);
   EXPECT_DOUBLE_EQ(predict("ps", once, eight, kSmall, one_server)->latency_s, 2 * 1e-6);
   // direct: each rank's 7 vectors in one step.

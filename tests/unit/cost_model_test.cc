@@ -153,7 +153,7 @@ TEST(CostModel, PeerReadPaysASystemCallPerRead) {
   CostParams params = flat(1e-6, 1e-10, 1e-10);
   const Shape pair = Shape::uniform(1, 2);
   const double reads_free = total("peer_read", params, pair, 32 << 10);
-  params.peer_read_call_s = 3e-6;
+  params.transport.peer_read_call_s = 3e-6;
   // 2 ranks, 32 KiB: one piece of the peer's half of this rank's block, then the peer's block.
   EXPECT_NEAR(total("peer_read", params, pair, 32 << 10) - reads_free, 2 * 3e-6, 1e-12);
   const std::vector<std::string> candidates{"ring", "direct", "peer_read"};
@@ -167,7 +167,7 @@ TEST(CostModel, WithoutPeerMemoryPeerReadIsPricedAsTheRingItRunsAs) {
   // adds to the ring's own price), it loses the tie to the ring at every size, so `auto` never
   // picks it.
   CostParams params = flat();
-  params.peer_memory = false;
+  params.transport.peer_memory = false;
   const Shape node = Shape::uniform(1, 4);
   const std::vector<std::string> candidates{"ring", "peer_read"};
   for (const std::size_t bytes : {kSmall, std::size_t(32) << 10, kLarge}) {
@@ -181,9 +181,9 @@ TEST(CostModel, WithoutPeerMemoryPeerReadIsPricedAsTheRingItRunsAs) {
 
 TEST(CostModel, MappedPeerReadsPayNoCallsAndHalfTheCopying) {
   CostParams plain = flat(1e-6, 1e-10, 1e-10);
-  plain.peer_read_call_s = 3e-6;
+  plain.transport.peer_read_call_s = 3e-6;
   CostParams mapped = plain;
-  mapped.peer_buffers_mapped = true;
+  mapped.call.peer_buffers_mapped = true;
   const Shape node = Shape::uniform(1, 4);
   // With a core per rank and with two ranks per core alike: a mapped load is one copy and no
   // call, and a round's messages arrive together.
@@ -203,12 +203,12 @@ TEST(CostModel, MappedPeerReadsPayNoCallsAndHalfTheCopying) {
 // Measured at 2 ranks on shared buffers, 8 B: peer_read took 5-6 slot hand-offs, shm one.
 TEST(CostModel, MappedPeerReadsWaitForThePeersLinesOncePerReadPhase) {
   CostParams params = flat(1e-6, 1e-10, 1e-10);
-  params.slot_handoff_s = 0.2e-6;
-  params.peer_line_s = 0.2e-6;
-  params.peer_read_call_s = 3e-6;
+  params.transport.slot_handoff_s = 0.2e-6;
+  params.transport.peer_line_s = 0.2e-6;
+  params.transport.peer_read_call_s = 3e-6;
   const Shape pair = Shape::uniform(1, 2);
   const auto plain = predict("peer_read", params, pair, 8);
-  params.peer_buffers_mapped = true;
+  params.call.peer_buffers_mapped = true;
   const auto mapped = predict("peer_read", params, pair, 8);
   ASSERT_TRUE(plain && mapped);
   EXPECT_DOUBLE_EQ(mapped->latency_s, 5 * 0.2e-6);
@@ -226,12 +226,12 @@ TEST(CostModel, MappedPeerReadsWaitForThePeersLinesOncePerReadPhase) {
 // us, peer_read 7.0 (out of place 6.3 and 5.7).
 TEST(CostModel, InPlacePeerReadsWaitForEveryLineThePeersWrote) {
   CostParams params = flat(0.5e-6, 0.0714e-9, 0.1e-9);
-  params.slot_handoff_s = params.peer_line_s = 0.28e-6;
-  params.peer_buffers_mapped = true;
+  params.transport.slot_handoff_s = params.transport.peer_line_s = 0.28e-6;
+  params.call.peer_buffers_mapped = true;
   const Shape pair = Shape::uniform(1, 2);
   const double m = 64 << 10;
   const auto out_of_place = predict("peer_read", params, pair, m);
-  params.in_place = true;
+  params.call.in_place = true;
   const auto in_place = predict("peer_read", params, pair, m);
   ASSERT_TRUE(out_of_place && in_place);
   // Half the vector is the peer's part of this rank's block: a line crossing per line of it.
@@ -240,19 +240,19 @@ TEST(CostModel, InPlacePeerReadsWaitForEveryLineThePeersWrote) {
   EXPECT_NE(in_place->detail.find("in place"), std::string::npos);
   const std::vector<std::string> candidates{"shm", "peer_read"};
   EXPECT_EQ(choose(params, pair, m, candidates), "shm");
-  params.in_place = false;
+  params.call.in_place = false;
   EXPECT_EQ(choose(params, pair, m, candidates), "peer_read");
   // Not timed (no slots): nothing to price it by, and shm's other costs do not change in place.
-  params.peer_line_s = 0;
+  params.transport.peer_line_s = 0;
   const double untimed_out_of_place = total("peer_read", params, pair, m);
-  params.in_place = true;
+  params.call.in_place = true;
   EXPECT_DOUBLE_EQ(total("peer_read", params, pair, m), untimed_out_of_place);
-  params.peer_line_s = 0.28e-6;
+  params.transport.peer_line_s = 0.28e-6;
   const double shm_in_place = total("shm", params, pair, m);
-  params.in_place = false;
+  params.call.in_place = false;
   EXPECT_DOUBLE_EQ(total("shm", params, pair, m), shm_in_place);
   // The communicator's auto keeps both choices; calls pick by their buffers.
-  params.peer_buffers_mapped = false;
+  params.call.peer_buffers_mapped = false;
   const Selector selector(params, {0, 0}, Tuning{});
   const Selector::Choice choice = selector.choose_for_buffers(64 << 10);
   EXPECT_EQ(choice.mapped, "peer_read");
@@ -266,13 +266,13 @@ TEST(CostModel, InPlacePeerReadsWaitForEveryLineThePeersWrote) {
 // (bench/results/in-place-fast-2026-12-05/shm_peer_read_auto_1x2_run1).
 TEST(CostModel, InPlaceLinesCostAsMuchWhateverTheHandOffAndOnlyWhileThePeersCacheThem) {
   CostParams params = flat(0.5e-6, 0.0714e-9, 0.1e-9);
-  params.peer_buffers_mapped = true;
+  params.call.peer_buffers_mapped = true;
   const Shape pair = Shape::uniform(1, 2);
   auto extra = [&](double handoff, double m) {
-    params.slot_handoff_s = params.peer_line_s = handoff;
-    params.in_place = false;
+    params.transport.slot_handoff_s = params.transport.peer_line_s = handoff;
+    params.call.in_place = false;
     const double out_of_place = total("peer_read", params, pair, m);
-    params.in_place = true;
+    params.call.in_place = true;
     return total("peer_read", params, pair, m) - out_of_place;
   };
   EXPECT_NEAR(extra(0.06e-6, 64 << 10), extra(0.28e-6, 64 << 10), 1e-12);
@@ -280,8 +280,8 @@ TEST(CostModel, InPlaceLinesCostAsMuchWhateverTheHandOffAndOnlyWhileThePeersCach
   const double capped = kCrossingLinesAtMostBytes / kLineBytes * kLineCrossingSeconds;
   EXPECT_NEAR(extra(0.06e-6, 1 << 20), capped, 1e-12);
   EXPECT_NEAR(extra(0.06e-6, 16 << 20), capped, 1e-12);
-  params.slot_handoff_s = params.peer_line_s = 0.06e-6;
-  params.in_place = true;
+  params.transport.slot_handoff_s = params.transport.peer_line_s = 0.06e-6;
+  params.call.in_place = true;
   const std::vector<std::string> candidates{"shm", "peer_read"};
   for (const double m : {16 << 10, 64 << 10, 128 << 10}) {
     EXPECT_EQ(choose(params, pair, m, candidates), "shm") << m << " B";
@@ -291,9 +291,9 @@ TEST(CostModel, InPlaceLinesCostAsMuchWhateverTheHandOffAndOnlyWhileThePeersCach
 
 TEST(CostModel, PeerReadsRoundsAreSlotHandOffsCarryingTheCheckWhereTheNodeHasSlots) {
   CostParams messages = flat(1e-6, 1e-10, 1e-10);
-  messages.peer_read_call_s = 3e-6;
+  messages.transport.peer_read_call_s = 3e-6;
   CostParams slots = messages;
-  slots.slot_handoff_s = 0.2e-6;
+  slots.transport.slot_handoff_s = 0.2e-6;
   const Shape node = Shape::uniform(1, 4);
   const auto by_messages = predict("peer_read", messages, node, kLarge);
   const auto by_slots = predict("peer_read", slots, node, kLarge);
@@ -339,7 +339,7 @@ TEST(CostModel, ShmPaysAHandOffPerSlotRoundAndIsDirectWithoutSlots) {
   // No measured hand-off (presets, a transport without slots): it runs, and is priced, as direct.
   EXPECT_DOUBLE_EQ(total("shm", params, pair, 8), total("direct", params, pair, 8));
   EXPECT_EQ(choose(params, pair, 8, candidates), "direct");
-  params.slot_handoff_s = 0.2e-6;
+  params.transport.slot_handoff_s = 0.2e-6;
   // One copy into the slot (half a message's beta), a reduction with one operand in cache (2/3
   // of gamma).
   EXPECT_NEAR(total("shm", params, pair, 8), 0.2e-6 + 8 * 0.5e-10 + 8 * 1e-10 * 2 / 3, 1e-15);
@@ -352,7 +352,7 @@ TEST(CostModel, ShmPaysAHandOffPerSlotRoundAndIsDirectWithoutSlots) {
                    total("direct", params, Shape::uniform(2, 2), 8));
   // Ranks sharing cores: a round costs the measured scheduler hand-over, not the line's.
   const CostParams shared = coll::model::sharing_cores(params, 2);
-  EXPECT_DOUBLE_EQ(shared.slot_handoff_s, coll::model::kSlotHandOverSeconds);
+  EXPECT_DOUBLE_EQ(shared.transport.slot_handoff_s, coll::model::kSlotHandOverSeconds);
   EXPECT_EQ(choose(shared, Shape::uniform(1, 4), 8, candidates), "shm");
 }
 
@@ -380,7 +380,7 @@ TEST(CostModel, WithoutANicToShareEachInterNodeFlowCostsItsRankAlone) {
   CostParams nic = flat(2e-6, 1e-10, 0);
   nic.inter.beta_s_per_byte = 1e-9;
   CostParams loopback = nic;
-  loopback.nic_shared = false;
+  loopback.transport.nic_shared = false;
   const Shape shape = Shape::uniform(2, 2);
   const double m = double(kLarge);
   auto bandwidth = [&](std::string_view name, const CostParams& params) {
@@ -446,8 +446,8 @@ TEST(CostModel, HierarchicalFormulaRunsItsLevelsAlgorithms) {
   const Shape shape = Shape::uniform(4, 4), rails = Shape::uniform(4, 1);
   const double m = double(kLarge);
   Tuning ring_across, tree_across;
-  ring_across.hier_inter = "ring";
-  tree_across.hier_inter = "tree";
+  ring_across.algorithm_options.set("COLL_HIER_INTER", "ring");
+  tree_across.algorithm_options.set("COLL_HIER_INTER", "tree");
   for (const char* name : {"hierarchical", "hierarchical_leader"}) {
     const auto ring_levels = predict(name, params, shape, kLarge, ring_across);
     const auto tree_inter = predict(name, params, shape, kLarge, tree_across);
@@ -462,7 +462,7 @@ TEST(CostModel, HierarchicalFormulaRunsItsLevelsAlgorithms) {
   }
   // The intra level as a full all-reduce (halving-doubling), then the ring all-gather.
   Tuning hd_within;
-  hd_within.hier_intra = "halving_doubling";
+  hd_within.algorithm_options.set("COLL_HIER_INTRA", "halving_doubling");
   const auto hd = predict("hierarchical", params, shape, kLarge, hd_within);
   const auto node = predict("halving_doubling", params, Shape::uniform(1, 4), kLarge);
   ASSERT_TRUE(hd && node);
@@ -471,7 +471,7 @@ TEST(CostModel, HierarchicalFormulaRunsItsLevelsAlgorithms) {
   // A level without a formula leaves hierarchical without one: auto skips it with a note.
   for (const char* level : {"native_mpi", "hierarchical", "nosuch"}) {
     Tuning bad;
-    bad.hier_inter = level;
+    bad.algorithm_options.set("COLL_HIER_INTER", level);
     EXPECT_FALSE(predict("hierarchical", params, shape, kLarge, bad)) << level;
     const auto explanation = explain(params, shape, kLarge, {"ring", "hierarchical"}, bad);
     EXPECT_EQ(explanation.winner, "ring");
@@ -497,8 +497,8 @@ TEST(CostModel, AutoInterLevelIsTheCompositionPricedFastest) {
   CostParams params = flat(2e-6, 1e-10, 1e-11);
   params.inter = {8e-6, 1e-9};
   Tuning ring_across, halving_across;
-  ring_across.hier_inter = "ring";
-  halving_across.hier_inter = "halving_doubling";
+  ring_across.algorithm_options.set("COLL_HIER_INTER", "ring");
+  halving_across.algorithm_options.set("COLL_HIER_INTER", "halving_doubling");
   std::map<std::string, int> chosen;
   for (const Shape& shape : {Shape::uniform(4, 4), Shape::uniform(3, 2)}) {
     for (const char* name : {"hierarchical", "hierarchical_leader"}) {
@@ -526,7 +526,7 @@ TEST(CostModel, BusFactorsComeFromTheRegistryWithTheTuning) {
   EXPECT_DOUBLE_EQ(standard.factor, 2.0 * 7 / 8);
   EXPECT_TRUE(standard.standard);
   Tuning two_servers;
-  two_servers.ps_servers = 2;
+  two_servers.algorithm_options.set("COLL_PS_SERVERS", "2");
   const BusFactor workers = bus_factor("ps", 8, two_servers);
   EXPECT_DOUBLE_EQ(workers.factor, 1.0);  // 2(k-1)/k, k = 2
   EXPECT_FALSE(workers.standard);

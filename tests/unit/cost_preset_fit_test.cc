@@ -78,9 +78,9 @@ TEST(CostPresetFit, AliasesAndNames) {
   EXPECT_FALSE(find_preset("nosuch"));
   // DMA engines move the testbeds' bytes while the ranks work; this machine's cores copy them.
   for (const char* name : {"p40-ib56", "ethernet-10g", "dgx1-ib100"}) {
-    EXPECT_TRUE(find_preset(name)->alpha_overlaps_bytes) << name;
+    EXPECT_TRUE(find_preset(name)->charging.alpha_overlaps_bytes) << name;
   }
-  EXPECT_FALSE(find_preset("this-vm")->alpha_overlaps_bytes);
+  EXPECT_FALSE(find_preset("this-vm")->charging.alpha_overlaps_bytes);
   EXPECT_THROW(preset_or_throw("nosuch", "test"), Error);
 }
 
@@ -105,7 +105,7 @@ TEST_F(PresetFile, LoadsEveryKey) {
                          "inter.beta_s_per_byte = 2e-10\ngamma_s_per_byte = 1e-11\n"
                          "staging_beta_s_per_byte = 3e-11\nalpha_overlaps_bytes = 1\n";
   const CostParams params = preset_or_throw(path, "--cost-preset");
-  EXPECT_TRUE(params.alpha_overlaps_bytes);
+  EXPECT_TRUE(params.charging.alpha_overlaps_bytes);
   EXPECT_DOUBLE_EQ(params.intra.alpha_s, 2e-6);
   EXPECT_DOUBLE_EQ(params.inter.beta_s_per_byte, 2e-10);
   EXPECT_DOUBLE_EQ(params.staging_beta_s_per_byte, 3e-11);

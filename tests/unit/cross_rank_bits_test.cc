@@ -120,10 +120,11 @@ TEST_P(CrossRankBits, EveryRankHasTheSameBitsWithinTheBoundOfTheReference) {
     const auto r = static_cast<std::size_t>(rank);
     void* out = c.in_place ? send[r].data() : recv[r].data();
     coll::Tuning tuning = c.tuning;
-    tuning.hier_intra = shape.variant.hier_intra;
-    tuning.hier_inter = shape.variant.hier_inter;
-    tuning.ps_servers = shape.variant.ps_servers;
-    tuning.ps_dedicated = shape.variant.ps_dedicated;
+    auto& options = tuning.algorithm_options;
+    options.set("COLL_HIER_INTRA", shape.variant.hier_intra);
+    options.set("COLL_HIER_INTER", shape.variant.hier_inter);
+    options.set("COLL_PS_SERVERS", std::to_string(shape.variant.ps_servers));
+    options.set("COLL_PS_DEDICATED", shape.variant.ps_dedicated ? "1" : "0");
     info->run(env.context(tuning), {send[r].data(), out, c.count, c.format->type, c.op});
   };
   steps.check = [&](std::size_t step) {

@@ -27,7 +27,7 @@ CostParams latency_bound() {
 
 Tuning inter_level(const char* name) {
   Tuning tuning;
-  tuning.hier_inter = name;
+  tuning.algorithm_options.set("COLL_HIER_INTER", name);
   return tuning;
 }
 

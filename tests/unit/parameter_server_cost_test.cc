@@ -22,7 +22,7 @@ TEST(CostModel, ParameterServerFormulaFollowsCollPsServers) {
   const CostParams params = flat();
   const double m = double(kLarge);
   Tuning two_servers;
-  two_servers.ps_servers = 2;
+  two_servers.algorithm_options.set("COLL_PS_SERVERS", "2");
   // 8 ranks, 2 servers: each server receives a shard of M/2 from 7 ranks and sends one to the
   // other server, then the reverse in the pull; pipelined, each direction of its port carries
   // 8 shards.
@@ -42,7 +42,7 @@ TEST(CostModel, ParameterServerFormulaFollowsCollPsServers) {
 TEST(CostModel, ParameterServerOverlapsPushAndPullInOppositeDirections) {
   // Two ranks, one server: the push uses rank 1 -> 0, the pull 0 -> 1, at once once pipelined.
   Tuning one_server;
-  one_server.ps_servers = 1;
+  one_server.algorithm_options.set("COLL_PS_SERVERS", "1");
   const double m = double(kLarge);
   const auto ps = predict("ps", flat(), Shape::uniform(1, 2), kLarge, one_server);
   ASSERT_TRUE(ps);
@@ -55,11 +55,11 @@ TEST(CostModel, ParameterServerOnDmaLinksOverlapsItsWorkWithTheBytes) {
   // whichever is longer, plus the shorter of one message's alpha and bytes at its edge:
   // 2 max(alpha + 3 b, 3 alpha + b), where the linear exchange pays 2 (3 alpha + 3 b).
   Tuning one_server;
-  one_server.ps_servers = 1;
+  one_server.algorithm_options.set("COLL_PS_SERVERS", "1");
   for (const double bytes_time : {1e-6, 20e-6}) {  // b below alpha, then above it
     CostParams params = flat(7e-6, bytes_time / kSmall, 0);
     const auto additive = predict("ps", params, Shape::uniform(1, 4), kSmall, one_server);
-    params.alpha_overlaps_bytes = true;
+    params.charging.alpha_overlaps_bytes = true;
     const auto overlapped = predict("ps", params, Shape::uniform(1, 4), kSmall, one_server);
     ASSERT_TRUE(additive && overlapped);
     EXPECT_NEAR(additive->total_s(), 2 * (3 * 7e-6 + 3 * bytes_time), 1e-15);
@@ -69,7 +69,7 @@ TEST(CostModel, ParameterServerOnDmaLinksOverlapsItsWorkWithTheBytes) {
   // Every rank a server: the last-served rank takes a message from each other server at once,
   // so below alpha the bytes queue behind the work, as in the linear exchange.
   CostParams params = flat(7e-6, 1e-6 / kSmall, 0);
-  params.alpha_overlaps_bytes = true;
+  params.charging.alpha_overlaps_bytes = true;
   const auto all_serve = predict("ps", params, Shape::uniform(1, 4), kSmall);
   ASSERT_TRUE(all_serve);
   EXPECT_NEAR(all_serve->total_s(), 2 * (3 * 7e-6 + 3 * (1e-6 / 4)), 1e-15);
@@ -82,7 +82,7 @@ TEST(CostModel, ParameterServersLeadShrinksWithTheServersTheLastRankWaitsFor) {
   const CostParams params = flat(1e-6, 0, 0);
   auto lead = [&](int nodes, int per_node) {
     Tuning servers;
-    servers.ps_servers = nodes;
+    servers.algorithm_options.set("COLL_PS_SERVERS", std::to_string(nodes));
     return predict("ps", params, Shape::uniform(nodes, per_node), kSmall, servers)->lead_s;
   };
   EXPECT_NEAR(lead(1, 4), 2e-6, 1e-15);  // c = 3, k = 1

@@ -390,7 +390,7 @@ TEST(ShapedTransport, BackToBackParameterServerAllreducesOverlapByTheModelsLead)
   coll::model::CostParams params;
   params.intra = params.inter = {1e-3, 0};
   coll::Tuning one_server;
-  one_server.ps_servers = 1;
+  one_server.algorithm_options.set("COLL_PS_SERVERS", "1");
   const auto alone = coll::predict("ps", params, coll::model::Shape::uniform(1, kRanks),
                                    sizeof(float), one_server);
   ASSERT_TRUE(alone);

@@ -22,8 +22,9 @@ struct Config {
   // threads, these and its own, have a core each; otherwise it yields and sleeps, leaving the
   // core to the computation. The torch backend defaults it to torch's intra-op threads.
   int compute_threads = 0;
-  Tuning tuning;  // COLL_SEGMENT_BYTES, COLL_WINDOW, COLL_PS_SERVERS, COLL_PS_DEDICATED,
-                  // COLL_HIER_INTRA, COLL_HIER_INTER, COLL_CHECK_ARGS
+  // COLL_SEGMENT_BYTES, COLL_NET_SEGMENT_BYTES, COLL_WINDOW, COLL_CHECK_ARGS, and in
+  // tuning.algorithm_options the variables algorithms declare (COLL_PS_*, COLL_HIER_*).
+  Tuning tuning;
 
   // Throws InvalidArgument naming a malformed variable (COLL_DEBUG included).
   static Config from_environment();

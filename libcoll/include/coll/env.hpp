@@ -13,6 +13,10 @@ std::optional<std::string> env_string(const char* name);
 std::optional<long long> env_integer(const char* name, long long min, long long max,
                                      bool allow_suffix = false);
 std::optional<double> env_seconds(const char* name);
+// The integer `text` a setting `name` holds (from the environment or a Config), as env_integer
+// reads it: throws InvalidArgument "NAME='text' is not an integer in [min, max]".
+long long parse_integer_setting(const char* name, const std::string& text, long long min,
+                                long long max, bool allow_suffix = false);
 
 // Whether an MPI launcher started this process as a rank: Open MPI's mpirun
 // (OMPI_COMM_WORLD_RANK) or a PMIx launcher such as Slurm's srun --mpi=pmix (PMIX_RANK).

@@ -3,17 +3,36 @@
 #pragma once
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstddef>
+#include <functional>
+#include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace coll {
 
-// What COLL_HIER_INTER=auto chooses among: the inter-node algorithm whose composition (the whole
-// hierarchical all-reduce with it) the cost model prices fastest for the call.
-inline constexpr std::array<std::string_view, 2> kHierInterCandidates{"ring", "halving_doubling"};
+// The settings of particular algorithms (the parameter server's COLL_PS_SERVERS, hierarchical's
+// COLL_HIER_INTER, ...) as text, by variable name. Each algorithm declares its own with its
+// registration (name, default, accepted values, a line of documentation: coll/algorithms.hpp's
+// describe_algorithm_options); an option not set here has its declared default. Config reads them
+// from the environment; a tool sets them here, and the communicator checks what it was given as
+// it would the variables.
+class AlgorithmOptions {
+ public:
+  void set(std::string_view variable, std::string value) {
+    values_.insert_or_assign(std::string(variable), std::move(value));
+  }
+  const std::string* find(std::string_view variable) const {  // nullptr: not set
+    const auto found = values_.find(variable);
+    return found == values_.end() ? nullptr : &found->second;
+  }
+  const std::map<std::string, std::string, std::less<>>& values() const { return values_; }
+
+ private:
+  std::map<std::string, std::string, std::less<>> values_;
+};
 
 struct Tuning {
   std::size_t segment_bytes = 256 << 10;  // COLL_SEGMENT_BYTES: pipelining unit
@@ -31,16 +50,12 @@ struct Tuning {
     const auto unit = static_cast<double>(std::max<std::size_t>(1, segment_bytes_for(spans_nodes)));
     return std::max(1.0, std::ceil(bytes / unit));
   }
-  int window = 4;                   // COLL_WINDOW: receives kept in flight
-  int ps_servers = 0;               // COLL_PS_SERVERS: parameter-server shards (0: every rank)
-  bool ps_dedicated = false;        // COLL_PS_DEDICATED: servers are the last ranks, not spread
-  std::string hier_intra = "ring";  // COLL_HIER_INTRA: hierarchical's intra-node algorithm
-  // COLL_HIER_INTER: hierarchical's inter-node all-reduce; "auto": per call, the one of
-  // kHierInterCandidates the cost model prices fastest.
-  std::string hier_inter = "auto";
+  int window = 4;  // COLL_WINDOW: receives kept in flight
   // COLL_CHECK_ARGS: ranks compare their calls before each collective, a round of messages the
   // cost model adds to algorithms that do not carry the check in their own first message.
   bool check_arguments = true;
+  // Options particular algorithms declare (COLL_PS_*, COLL_HIER_*).
+  AlgorithmOptions algorithm_options;
 };
 
 }  // namespace coll

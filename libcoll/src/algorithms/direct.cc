@@ -135,8 +135,8 @@ std::optional<model::Prediction> direct_cost(const model::CostParams& params,
   // with every other once.
   const int local = shape.max_local();
   const double intra = (local - 1) * m * model::intra_beta(params, local);
-  const double inter =
-      double(p - local) * (params.nic_shared ? local : 1) * m * params.inter.beta_s_per_byte;
+  const double inter = double(p - local) * (params.transport.nic_shared ? local : 1) * m *
+                       params.inter.beta_s_per_byte;
   const double segments = tuning.segments_in(m, shape.nodes > 1);
   out.latency_s = segments * model::phase_alpha(params, local - 1, p - local);
   out.bandwidth_s = intra + inter;

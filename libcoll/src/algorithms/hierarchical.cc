@@ -46,6 +46,21 @@ constexpr unsigned kScatterStage = 3;
 constexpr unsigned kBroadcastGatherStage = 4;
 constexpr unsigned kFirstRailStage = 2;  // rails use stages 2..kMaxStage, wrapping around
 
+// The algorithms of the two levels: hierarchical's options, declared with its registration.
+constexpr std::string_view kIntraOption = "COLL_HIER_INTRA";
+constexpr std::string_view kInterOption = "COLL_HIER_INTER";
+std::string intra_of(const Tuning& tuning) {
+  return algorithm_option(tuning, kIntraOption);
+}
+std::string inter_of(const Tuning& tuning) {
+  return algorithm_option(tuning, kInterOption);
+}
+Tuning with_inter(const Tuning& tuning, std::string_view inter) {
+  Tuning fixed = tuning;
+  fixed.algorithm_options.set(kInterOption, std::string(inter));
+  return fixed;
+}
+
 struct NodeLayout {
   std::vector<std::vector<int>> nodes;  // global ranks per node, nodes by first appearance
   int my_node = 0;
@@ -73,7 +88,7 @@ NodeLayout node_layout(const CollectiveContext& context) {
 }
 
 bool intra_is_ring(const CollectiveContext& context) {
-  return context.tuning.hier_intra == "ring";
+  return intra_of(context.tuning) == "ring";
 }
 
 // The algorithm a level runs; hierarchical itself is refused (it would reuse these stages).
@@ -103,10 +118,8 @@ std::string cheapest_inter(LevelledCost cost, const model::CostParams& params,
                            const model::Shape& shape, double bytes, const Tuning& tuning) {
   std::string cheapest(kHierInterCandidates[0]);
   double cheapest_s = std::numeric_limits<double>::infinity();
-  Tuning fixed = tuning;
   for (const std::string_view name : kHierInterCandidates) {
-    fixed.hier_inter = name;
-    const auto predicted = cost(params, shape, bytes, fixed);
+    const auto predicted = cost(params, shape, bytes, with_inter(tuning, name));
     if (predicted && predicted->total_s() < cheapest_s) {
       cheapest = name;
       cheapest_s = predicted->total_s();
@@ -120,8 +133,8 @@ std::string cheapest_inter(LevelledCost cost, const model::CostParams& params,
 // call (even count 0), so a bad one fails at once.
 const AlgorithmInfo& inter_algorithm(const CollectiveContext& context, LevelledCost cost,
                                      std::size_t bytes) {
-  if (!intra_is_ring(context)) level_algorithm(context.tuning.hier_intra, "COLL_HIER_INTRA");
-  std::string name = context.tuning.hier_inter;
+  if (!intra_is_ring(context)) level_algorithm(intra_of(context.tuning), "COLL_HIER_INTRA");
+  std::string name = inter_of(context.tuning);
   if (name == "auto") {
     const Selector* model = context.cost_model;
     name =
@@ -146,7 +159,7 @@ void reduce_within_node(const CollectiveContext& context, const Group& node,
   if (intra_is_ring(context)) {
     ring_reduce_scatter(within, args, bounds);
   } else {
-    level_algorithm(context.tuning.hier_intra, "COLL_HIER_INTRA").run(within, args);
+    level_algorithm(intra_of(context.tuning), "COLL_HIER_INTRA").run(within, args);
   }
 }
 
@@ -292,11 +305,11 @@ std::optional<model::Prediction> intra_cost(const model::CostParams& params, int
   model::Prediction out;
   if (g < 2) return out;
   int phases = 2;
-  if (tuning.hier_intra == "ring") {
+  const std::string intra = intra_of(tuning);
+  if (intra == "ring") {
     out.reduction_s = (g - 1.0) / g * m * params.gamma_s_per_byte;
   } else {
-    const auto all_reduce =
-        level_cost(tuning.hier_intra, params, model::Shape::uniform(1, g), m, tuning);
+    const auto all_reduce = level_cost(intra, params, model::Shape::uniform(1, g), m, tuning);
     if (!all_reduce) return std::nullopt;
     add_terms(out, *all_reduce);
     phases = 1;
@@ -311,40 +324,39 @@ std::optional<model::Prediction> chosen_composition(LevelledCost cost,
                                                     const model::CostParams& params,
                                                     const model::Shape& shape, double m,
                                                     const Tuning& tuning) {
-  Tuning fixed = tuning;
-  fixed.hier_inter = cheapest_inter(cost, params, shape, m, tuning);
-  return cost(params, shape, m, fixed);
+  return cost(params, shape, m, with_inter(tuning, cheapest_inter(cost, params, shape, m, tuning)));
 }
 
 std::optional<model::Prediction> hierarchical_cost(const model::CostParams& params,
                                                    const model::Shape& shape, double m,
                                                    const Tuning& tuning) {
-  if (tuning.hier_inter == "auto")
-    return chosen_composition(hierarchical_cost, params, shape, m, tuning);
+  const std::string inter = inter_of(tuning);
+  if (inter == "auto") return chosen_composition(hierarchical_cost, params, shape, m, tuning);
   const int g = shape.max_local(), g_min = shape.min_local(), n = shape.nodes;
   auto out = intra_cost(params, g, m, tuning);
   if (!out) return std::nullopt;
   out->algorithm = "hierarchical";
   const model::Shape rails = model::Shape::uniform(n, 1);
-  const auto at_shard = level_cost(tuning.hier_inter, params, rails, m / g, tuning);
-  const auto at_node = level_cost(tuning.hier_inter, params, rails, m, tuning);
-  const auto at_rank = level_cost(tuning.hier_inter, params, rails, m / g_min, tuning);
+  const auto at_shard = level_cost(inter, params, rails, m / g, tuning);
+  const auto at_node = level_cost(inter, params, rails, m, tuning);
+  const auto at_rank = level_cost(inter, params, rails, m / g_min, tuning);
   if (!at_shard || !at_node || !at_rank) return std::nullopt;
   const int rounds = (g + g_min - 1) / g_min;
   out->latency_s += rounds * at_shard->latency_s;
-  out->bandwidth_s += (params.nic_shared ? at_node : at_rank)->bandwidth_s;
+  out->bandwidth_s += (params.transport.nic_shared ? at_node : at_rank)->bandwidth_s;
   out->reduction_s += at_rank->reduction_s;
-  out->detail =
-      model::detail_text("%s within nodes of up to %d, %s across %d nodes on %d rail(s)",
-                         tuning.hier_intra.c_str(), g, tuning.hier_inter.c_str(), n, g_min);
+  out->detail = model::detail_text("%s within nodes of up to %d, %s across %d nodes on %d rail(s)",
+                                   intra_of(tuning).c_str(), g, inter.c_str(), n, g_min);
   return out;
 }
 
 std::optional<model::Prediction> hierarchical_leader_cost(const model::CostParams& params,
                                                           const model::Shape& shape, double m,
                                                           const Tuning& tuning) {
-  if (tuning.hier_inter == "auto")
+  const std::string inter = inter_of(tuning);
+  if (inter == "auto") {
     return chosen_composition(hierarchical_leader_cost, params, shape, m, tuning);
+  }
   const int g = shape.max_local(), n = shape.nodes;
   auto out = intra_cost(params, g, m, tuning);
   if (!out) return std::nullopt;
@@ -352,17 +364,27 @@ std::optional<model::Prediction> hierarchical_leader_cost(const model::CostParam
   // The leader's gather (after a ring reduce-scatter) and scatter: G-1 messages of M/G each
   // way, which pass the leader's one port in turn (alpha each), one flow at a time on a staged
   // path.
-  const int leader_phases = g < 2 ? 0 : tuning.hier_intra == "ring" ? 2 : 1;
+  const int leader_phases = g < 2 ? 0 : intra_of(tuning) == "ring" ? 2 : 1;
   out->latency_s += leader_phases * model::phase_alpha(params, g - 1, 0);
   out->bandwidth_s += leader_phases * (g - 1.0) / g * m * model::intra_beta(params, 1);
-  const auto leaders =
-      level_cost(tuning.hier_inter, params, model::Shape::uniform(n, 1), m, tuning);
+  const auto leaders = level_cost(inter, params, model::Shape::uniform(n, 1), m, tuning);
   if (!leaders) return std::nullopt;
   add_terms(*out, *leaders);
   out->detail = model::detail_text("%s within nodes of up to %d, %s among %d leaders",
-                                   tuning.hier_intra.c_str(), g, tuning.hier_inter.c_str(), n);
+                                   intra_of(tuning).c_str(), g, inter.c_str(), n);
   return out;
 }
+
+// Both variants read them. COLL_HIER_INTER=auto: per call, the one of kHierInterCandidates whose
+// composition the cost model prices fastest.
+constexpr AlgorithmOption kLevelOptions[] = {
+    {.variable = kIntraOption,
+     .default_value = "ring",
+     .description = "the algorithm within nodes (ring: its own reduce-scatter and all-gather)"},
+    {.variable = kInterOption,
+     .default_value = "auto",
+     .description = "the algorithm across nodes; auto: per call, ring or halving_doubling, "
+                    "whichever composition the cost model prices fastest"}};
 
 const AlgorithmRegistration kHierarchical(
     {.name = "hierarchical",
@@ -371,7 +393,8 @@ const AlgorithmRegistration kHierarchical(
                 "(rails), intra-node all-gather (COLL_HIER_INTRA, COLL_HIER_INTER)",
      .order = 40,
      .cost = hierarchical_cost,
-     .asks_cost_model = true});
+     .asks_cost_model = true,
+     .options = kLevelOptions});
 const AlgorithmRegistration kHierarchicalLeader(
     {.name = "hierarchical_leader",
      .run = hierarchical_leader_allreduce,
@@ -379,7 +402,8 @@ const AlgorithmRegistration kHierarchicalLeader(
                 "(COLL_HIER_INTRA, COLL_HIER_INTER)",
      .order = 41,
      .cost = hierarchical_leader_cost,
-     .asks_cost_model = true});
+     .asks_cost_model = true,
+     .options = kLevelOptions});
 
 }  // namespace
 }  // namespace coll

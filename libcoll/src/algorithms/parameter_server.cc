@@ -20,6 +20,12 @@
 #include "reduce/reducer.hpp"
 
 namespace coll {
+
+ServerPlacement server_placement(const Tuning& tuning) {
+  return {static_cast<int>(algorithm_option_number(tuning, "COLL_PS_SERVERS")),
+          algorithm_option_number(tuning, "COLL_PS_DEDICATED") == 1};
+}
+
 namespace {
 
 // Message indices: 2 * segment for a push, 2 * segment + 1 for the pulled result, so a rank
@@ -40,7 +46,7 @@ void parameter_server_allreduce(const CollectiveContext& context, const Allreduc
   if (trivial_allreduce(context, args)) return;
 
   const std::vector<int> node_of_member = context.node_of_member();
-  const std::vector<int> servers = ps_servers(node_of_member, context.tuning);
+  const std::vector<int> servers = ps_servers(node_of_member, server_placement(context.tuning));
   const Partition shards(args.count, servers.size());
   // A push and a pull message per segment.
   const Segmentation cut = Segmentation::of(context, elem, shards.max_length(), 2);
@@ -147,7 +153,8 @@ std::optional<model::Prediction> parameter_server_cost(const model::CostParams& 
   model::Prediction out{"ps"};
   const int p = shape.ranks;
   if (p < 2) return out;
-  const std::vector<int> servers = ps_servers(shape.node_of_rank, tuning);
+  const ServerPlacement placement = server_placement(tuning);
+  const std::vector<int> servers = ps_servers(shape.node_of_rank, placement);
   const int k = static_cast<int>(servers.size());
   const double shard = m / k;
   // Push phase (the pull phase mirrors it): rank r sends a shard to every server s != r. Counted
@@ -184,7 +191,7 @@ std::optional<model::Prediction> parameter_server_cost(const model::CostParams& 
     staged[node] += near * shard;
     // Bytes to other nodes pass the node's NIC, or where there is none the rank's own port.
     const double far_out = far * shard;
-    if (params.nic_shared) {
+    if (params.transport.nic_shared) {
       nic_out[node] += far_out;
     } else {
       port_out[rank] += far_out * params.inter.beta_s_per_byte;
@@ -193,7 +200,7 @@ std::optional<model::Prediction> parameter_server_cost(const model::CostParams& 
       port_in[rank] = (local[node] - 1) * shard * params.intra.beta_s_per_byte;
       busiest(model::phase_alpha(params, local[node] - 1, p - local[node]), p - 1);
       const double far_in = (p - local[node]) * shard;
-      if (params.nic_shared) {
+      if (params.transport.nic_shared) {
         nic_in[node] += far_in;
       } else {
         port_in[rank] += far_in * params.inter.beta_s_per_byte;
@@ -220,7 +227,7 @@ std::optional<model::Prediction> parameter_server_cost(const model::CostParams& 
   // The busiest rank's last segment of pulls: its work on them, then their bytes.
   double last_pulls = work + phase_bytes / segments;
   out.latency_s = 2 * work;
-  if (params.alpha_overlaps_bytes) {
+  if (params.charging.alpha_overlaps_bytes) {
     // The busiest rank works on its S x c messages of a phase one at a time while the links
     // carry the others' bytes: both phases last the longer of its work and the bytes, plus, at
     // each phase's edge, the messages the rank served last takes at once (every server serves in
@@ -245,7 +252,7 @@ std::optional<model::Prediction> parameter_server_cost(const model::CostParams& 
   const double overlapped = std::max(0.0, (messages - 2.0 * k + 1) / messages * last_pulls);
   out.lead_s = std::min(overlapped, std::max(0.0, out.total_s() - busiest_link));
   out.detail = model::detail_text("k=%d %s servers, push + pull of M/k shards%s", k,
-                                  tuning.ps_dedicated ? "dedicated" : "co-located",
+                                  placement.dedicated ? "dedicated" : "co-located",
                                   nics > ports ? ", NIC-bound" : "");
   return out;
 }
@@ -253,11 +260,25 @@ std::optional<model::Prediction> parameter_server_cost(const model::CostParams& 
 // nccl-tests' busbw does not describe a parameter server: collbench reports instead the bytes
 // each worker moves (pushes plus pulls to the k-1 other shards) per byte of the vector.
 BusFactor parameter_server_bus_factor(int ranks, const Tuning& tuning) {
-  const int k = ps_server_count(ranks, tuning);
+  const int k = ps_server_count(ranks, server_placement(tuning));
   return {k > 1 ? 2.0 * (k - 1) / k : 0.0, false,
           "wkbw* = bytes each worker moves / time = algbw * 2(k-1)/k, k = " + std::to_string(k) +
               " servers: NOT nccl-tests' busbw"};
 }
+
+constexpr AlgorithmOption kServerOptions[] = {
+    {.variable = "COLL_PS_SERVERS",
+     .default_value = "0",
+     .description = "parameter-server shards, k (0: every rank)",
+     .integer = true,
+     .min = 0,
+     .max = 1 << 16},
+    {.variable = "COLL_PS_DEDICATED",
+     .default_value = "0",
+     .description = "1: the servers are the last k ranks instead of spread over the nodes",
+     .integer = true,
+     .min = 0,
+     .max = 1}};
 
 const AlgorithmRegistration kParameterServer(
     {.name = "ps",
@@ -266,7 +287,8 @@ const AlgorithmRegistration kParameterServer(
                 "rank), summed there, pulled back; busbw is not nccl-tests'",
      .order = 30,
      .cost = parameter_server_cost,
-     .bus_factor = parameter_server_bus_factor});
+     .bus_factor = parameter_server_bus_factor,
+     .options = kServerOptions});
 
 }  // namespace
 }  // namespace coll

@@ -19,15 +19,16 @@ std::vector<int> positions_in_node(const std::vector<int>& node_of_member) {
 
 }  // namespace
 
-int ps_server_count(int members, const Tuning& tuning) {
-  return tuning.ps_servers <= 0 ? members : std::min(tuning.ps_servers, members);
+int ps_server_count(int members, const ServerPlacement& placement) {
+  return placement.servers <= 0 ? members : std::min(placement.servers, members);
 }
 
-std::vector<int> ps_servers(const std::vector<int>& node_of_member, const Tuning& tuning) {
+std::vector<int> ps_servers(const std::vector<int>& node_of_member,
+                            const ServerPlacement& placement) {
   const int n = static_cast<int>(node_of_member.size());
-  const int k = ps_server_count(n, tuning);
+  const int k = ps_server_count(n, placement);
   std::vector<int> servers;
-  if (tuning.ps_dedicated) {
+  if (placement.dedicated) {
     for (int index = n - k; index < n; ++index) servers.push_back(index);
     return servers;
   }

@@ -8,14 +8,24 @@
 
 namespace coll {
 
-// k = COLL_PS_SERVERS (0 or more than the group: every member).
-int ps_server_count(int members, const Tuning& tuning);
+// Where the servers are: the parameter server's options (declared with its registration).
+struct ServerPlacement {
+  int servers = 0;         // k, COLL_PS_SERVERS (0 or more than the group: every member)
+  bool dedicated = false;  // COLL_PS_DEDICATED: the last k members serve
+};
+
+// The placement `tuning`'s algorithm options set (their defaults where unset).
+ServerPlacement server_placement(const Tuning& tuning);
+
+// k, the number of servers of a group of `members`.
+int ps_server_count(int members, const ServerPlacement& placement);
 
 // Group indices of the servers, ascending; shard j (Partition of the buffer into k) is served
 // by servers[j]. `node_of_member` gives each member's node. By default the servers are spread
 // over the nodes: the first member of every node first, then the second, and so on, so that
 // k = number of nodes puts one server on each node. COLL_PS_DEDICATED makes them the last k.
-std::vector<int> ps_servers(const std::vector<int>& node_of_member, const Tuning& tuning);
+std::vector<int> ps_servers(const std::vector<int>& node_of_member,
+                            const ServerPlacement& placement);
 
 // The order in which member `me` pushes to `servers`: those on other nodes first, node by node
 // from the next one after its own (wrapping around), then its own node's. Pushes cross the NICs,

@@ -305,7 +305,7 @@ std::optional<model::Prediction> peer_read_cost(const model::CostParams& params,
   const int p = shape.ranks;
   if (shape.nodes > 1)
     return priced_as("ring", "peer_read", "across nodes", params, shape, m, tuning);
-  if (!params.peer_memory) {
+  if (!params.transport.peer_memory) {
     return priced_as("ring", "peer_read", "without peer memory", params, shape, m, tuning);
   }
   model::Prediction out{"peer_read"};
@@ -314,30 +314,31 @@ std::optional<model::Prediction> peer_read_cost(const model::CostParams& params,
   // Reads: of each peer's part of this rank's block, one per piece, then each peer's block.
   const double pieces = std::max(1.0, std::ceil(m / p / static_cast<double>(kPieceBytes)));
   const double reads = (p - 1) * (pieces + 1);
-  const bool mapped = params.peer_buffers_mapped;
+  const bool mapped = params.call.peer_buffers_mapped;
   // Through the node's slots a round is one hand-off and carries the argument check; with
   // messages, p-1 of them (arriving together where mapped loads leave no call between them),
   // after the check's own round.
-  const bool slots = params.slot_handoff_s > 0;
-  out.latency_s =
-      slots ? 3.0 * params.slot_handoff_s : 3.0 * (mapped ? 1 : p - 1) * params.intra.alpha_s;
+  const bool slots = params.transport.slot_handoff_s > 0;
+  out.latency_s = slots ? 3.0 * params.transport.slot_handoff_s
+                        : 3.0 * (mapped ? 1 : p - 1) * params.intra.alpha_s;
   // Loads from a mapping wait for the peer's lines twice, at the reduction and at the copy: 8 B
   // at 2 ranks took 5-6 hand-offs in both phases of the build VM (0.54 us with 0.07 us hand-offs
   // and shm 0.19; 1.57 with 0.26 and shm 0.41). A read call's cost includes it.
-  out.latency_s += mapped ? 2.0 * params.peer_line_s : reads * params.peer_read_call_s;
+  out.latency_s +=
+      mapped ? 2.0 * params.transport.peer_line_s : reads * params.transport.peer_read_call_s;
   // Every rank reads at once: on a node whose transfers pass a shared host staging path, p flows.
   out.bandwidth_s = 2.0 * peers_share * model::intra_beta(params, p) / (mapped ? 2 : 1);
   out.reduction_s = 2.0 / 3.0 * peers_share * params.gamma_s_per_byte;
   // Priced where the node's slots timed a hand-off (ranks with a core each): nothing was
   // measured elsewhere.
-  const bool lines_cross = params.in_place && params.peer_line_s > 0;
+  const bool lines_cross = params.call.in_place && params.transport.peer_line_s > 0;
   if (lines_cross) {
     out.bandwidth_s +=
         std::min(peers_share, kCrossingLinesAtMostBytes) / kLineBytes * kLineCrossingSeconds;
   }
   const std::string rounds =
       (slots ? "3 slot hand-offs" : model::detail_text("3 rounds of %d messages", p - 1)) +
-      (mapped && params.peer_line_s > 0 ? ", 2 waits for the peers' lines" : "");
+      (mapped && params.transport.peer_line_s > 0 ? ", 2 waits for the peers' lines" : "");
   out.detail = rounds +
                (mapped ? std::string("; loads of 2(p-1)/p*M from the peers' mappings")
                        : model::detail_text("; %d reads of 2(p-1)/p*M from peers",

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "coll/env.hpp"
 #include "coll/error.hpp"
 
 namespace coll {
@@ -99,6 +100,94 @@ std::optional<AlgorithmDescription> describe_algorithm(std::string_view name) {
 BusFactor bus_factor(std::string_view algorithm, int ranks, const Tuning& tuning) {
   const AlgorithmInfo* info = find_algorithm(algorithm);
   return info != nullptr ? info->bus_factor(ranks, tuning) : nccl_tests_bus_factor(ranks, tuning);
+}
+
+const AlgorithmOption* find_algorithm_option(std::string_view variable) {
+  for (const auto& info : registered()) {
+    for (const auto& option : info.options) {
+      if (option.variable == variable) return &option;
+    }
+  }
+  return nullptr;
+}
+
+std::string checked_option_value(const AlgorithmOption& option, const std::string& text) {
+  if (!option.integer) return text;
+  const std::string variable(option.variable);
+  return std::to_string(parse_integer_setting(variable.c_str(), text, option.min, option.max));
+}
+
+void read_algorithm_options_from_environment(AlgorithmOptions& options) {
+  for (const auto& info : registered()) {
+    for (const auto& option : info.options) {
+      const std::string variable(option.variable);
+      if (auto text = env_string(variable.c_str())) {
+        options.set(variable, checked_option_value(option, *text));
+      }
+    }
+  }
+}
+
+namespace {
+
+const AlgorithmOption& declared_option(std::string_view variable) {
+  const AlgorithmOption* option = find_algorithm_option(variable);
+  if (option == nullptr) {
+    std::string declared;
+    for (const auto& described : describe_algorithm_options()) {
+      declared += (declared.empty() ? "" : ", ") + described.variable;
+    }
+    throw Error(Status::InvalidArgument, "no algorithm has the option '" + std::string(variable) +
+                                             "' (the algorithms' options: " + declared + ")");
+  }
+  return *option;
+}
+
+}  // namespace
+
+std::vector<AlgorithmOptionDescription> describe_algorithm_options() {
+  std::vector<AlgorithmOptionDescription> options;
+  for (const auto& info : registered()) {
+    for (const auto& option : info.options) {
+      auto same = std::find_if(options.begin(), options.end(), [&](const auto& known) {
+        return known.variable == option.variable;
+      });
+      if (same == options.end()) {
+        same = options.insert(
+            options.end(), {std::string(option.variable),
+                            std::string(option.default_value),
+                            option.integer ? "an integer in [" + std::to_string(option.min) + ", " +
+                                                 std::to_string(option.max) + "]"
+                                           : "any text",
+                            std::string(option.description),
+                            {}});
+      }
+      same->algorithms.emplace_back(info.name);
+    }
+  }
+  return options;
+}
+
+std::string algorithm_option(const Tuning& tuning, std::string_view variable) {
+  const AlgorithmOption& option = declared_option(variable);
+  const std::string* value = tuning.algorithm_options.find(variable);
+  return value != nullptr ? checked_option_value(option, *value)
+                          : std::string(option.default_value);
+}
+
+long long algorithm_option_number(const Tuning& tuning, std::string_view variable) {
+  const AlgorithmOption& option = declared_option(variable);
+  if (!option.integer) {
+    throw Error(Status::InvalidArgument,
+                "the option '" + std::string(variable) + "' is text, not a number");
+  }
+  return std::stoll(algorithm_option(tuning, variable));
+}
+
+void check_algorithm_options(const Tuning& tuning) {
+  for (const auto& [variable, value] : tuning.algorithm_options.values()) {
+    checked_option_value(declared_option(variable), value);
+  }
 }
 
 void check_memory_supported(const AlgorithmInfo& info, const AllreduceArgs& args) {

@@ -1,7 +1,8 @@
 // The all-reduce algorithms libcoll offers, by name. Each algorithm's file registers itself with
 // a static AlgorithmRegistration holding everything known about it: how to run it, its cost
-// formula and its bus-bandwidth factor. Adding an algorithm touches no shared file, and `auto`
-// (Selector) considers every registered algorithm that has a cost formula.
+// formula, its bus-bandwidth factor and the options (COLL_* variables) it reads. Adding an
+// algorithm touches no shared file, and `auto` (Selector) considers every registered algorithm that
+// has a cost formula.
 #pragma once
 
 #include <optional>
@@ -32,6 +33,19 @@ using BusFactorFn = BusFactor (*)(int ranks, const Tuning& tuning);
 // nccl-tests' all-reduce bus factor, 2(n-1)/n: the default of every algorithm.
 BusFactor nccl_tests_bus_factor(int ranks, const Tuning& tuning);
 
+// An option of an algorithm: a COLL_* variable only it (and algorithms composed with it) reads,
+// declared with its registration. Its value travels as text in Tuning::algorithm_options.
+struct AlgorithmOption {
+  std::string_view variable;       // COLL_PS_SERVERS
+  std::string_view default_value;  // as text, what an unset option reads as
+  std::string_view description;    // one line, for describe_algorithm_options
+  // An integer in [min, max] (a flag: [0, 1]); otherwise any text, which the algorithm checks
+  // where it uses it (a level algorithm's name, say).
+  bool integer = false;
+  long long min = 0;
+  long long max = 0;
+};
+
 struct AlgorithmInfo {
   std::string_view name;
   AllreduceFn run;
@@ -54,6 +68,8 @@ struct AlgorithmInfo {
   // Whether its run asks the cost model to choose a level's algorithm per size (hierarchical's
   // COLL_HIER_INTER=auto): the communicator then passes its cost model (CollectiveContext).
   bool asks_cost_model = false;
+  // The options it reads (several algorithms may declare the same one: hierarchical's variants).
+  std::span<const AlgorithmOption> options = {};
 };
 
 // Adds the argument check's own round before the collective (the selector does for every
@@ -77,6 +93,14 @@ const AlgorithmInfo* find_algorithm(std::string_view name);  // nullptr when unk
 // Throws InvalidArgument "device memory is not supported by algorithm 'ring' yet ..." when a
 // buffer of `args` is in device memory and the algorithm does not accept it.
 void check_memory_supported(const AlgorithmInfo& info, const AllreduceArgs& args);
+
+// The declaration of the option `variable` (nullptr: no registered algorithm declares it).
+const AlgorithmOption* find_algorithm_option(std::string_view variable);
+// `text` as a value of `option`, checked: an integer option's in canonical form; throws
+// InvalidArgument naming the variable as env_integer does.
+std::string checked_option_value(const AlgorithmOption& option, const std::string& text);
+// Sets in `options` every declared option whose variable the environment holds, checked.
+void read_algorithm_options_from_environment(AlgorithmOptions& options);
 
 struct AlgorithmRegistration {
   explicit AlgorithmRegistration(const AlgorithmInfo& info);

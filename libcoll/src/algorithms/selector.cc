@@ -120,8 +120,8 @@ Selector::Selector(model::CostParams params, const std::vector<int>& node_of_ran
 
 model::CostParams Selector::params_for(bool buffers_mapped, bool in_place) const {
   model::CostParams params = params_;
-  params.peer_buffers_mapped = buffers_mapped;
-  params.in_place = in_place;
+  params.call.peer_buffers_mapped = buffers_mapped;
+  params.call.in_place = in_place;
   return params;
 }
 

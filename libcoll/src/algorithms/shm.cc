@@ -98,14 +98,14 @@ void shm_allreduce(const CollectiveContext& context, const AllreduceArgs& args) 
 std::optional<model::Prediction> shm_cost(const model::CostParams& params,
                                           const model::Shape& shape, double m,
                                           const Tuning& tuning) {
-  if (shape.nodes > 1 || params.slot_handoff_s <= 0) {
+  if (shape.nodes > 1 || params.transport.slot_handoff_s <= 0) {
     return priced_as("direct", "shm", "without node slots", params, shape, m, tuning);
   }
   model::Prediction out{"shm"};
   const int p = shape.ranks;
   if (p < 2) return out;
   const double rounds = std::max(1.0, std::ceil(m / double(NodeSlots::kPayloadBytes)));
-  out.latency_s = rounds * params.slot_handoff_s;
+  out.latency_s = rounds * params.transport.slot_handoff_s;
   // The intra-node beta prices a message, copied twice (into the FIFO and out of it); a slot is
   // copied into once, and the peers' reads of it are their reductions.
   out.bandwidth_s = m * params.intra.beta_s_per_byte / 2;

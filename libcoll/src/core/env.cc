@@ -43,28 +43,33 @@ std::optional<long long> parse_size(const std::string& text) {
   return value * scale;
 }
 
-std::optional<long long> env_integer(const char* name, long long min, long long max,
-                                     bool allow_suffix) {
-  const auto text = env_string(name);
-  if (!text) return std::nullopt;
+long long parse_integer_setting(const char* name, const std::string& text, long long min,
+                                long long max, bool allow_suffix) {
   std::optional<long long> value;
   if (allow_suffix) {
-    value = parse_size(*text);
+    value = parse_size(text);
   } else {
     try {
       std::size_t used = 0;
-      value = std::stoll(*text, &used);
-      if (used != text->size()) value.reset();
+      value = std::stoll(text, &used);
+      if (used != text.size()) value.reset();
     } catch (const std::exception&) {
       value.reset();
     }
   }
   if (!value || *value < min || *value > max) {
-    throw Error(Status::InvalidArgument, std::string(name) + "='" + *text +
+    throw Error(Status::InvalidArgument, std::string(name) + "='" + text +
                                              "' is not an integer in [" + std::to_string(min) +
                                              ", " + std::to_string(max) + "]");
   }
-  return value;
+  return *value;
+}
+
+std::optional<long long> env_integer(const char* name, long long min, long long max,
+                                     bool allow_suffix) {
+  const auto text = env_string(name);
+  if (!text) return std::nullopt;
+  return parse_integer_setting(name, *text, min, max, allow_suffix);
 }
 
 std::optional<double> env_seconds(const char* name) {

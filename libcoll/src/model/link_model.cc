@@ -15,8 +15,8 @@ CostParams sharing_cores(const CostParams& params, double ranks_per_core) {
   }
   // The hand-off the ranks timed at connect is then a scheduler's hand-over too, as noisy as it:
   // the measured round replaces it.
-  if (shared.slot_handoff_s > 0) {
-    shared.slot_handoff_s = (ranks_per_core - 1) * kSlotHandOverSeconds;
+  if (shared.transport.slot_handoff_s > 0) {
+    shared.transport.slot_handoff_s = (ranks_per_core - 1) * kSlotHandOverSeconds;
   }
   shared.staging_beta_s_per_byte *= ranks_per_core;
   shared.gamma_s_per_byte *= ranks_per_core;
@@ -28,7 +28,7 @@ CostParams sharing_cores(const CostParams& params, double ranks_per_core) {
 }
 
 double phase_alpha(const CostParams& params, int intra, int inter) {
-  if (!params.alpha_once_per_phase)
+  if (!params.charging.alpha_once_per_phase)
     return intra * params.intra.alpha_s + inter * params.inter.alpha_s;
   return std::max(intra > 0 ? params.intra.alpha_s : 0.0, inter > 0 ? params.inter.alpha_s : 0.0);
 }
@@ -40,10 +40,11 @@ double intra_beta(const CostParams& params, int flows) {
 StepCost step_cost(const CostParams& params, const Shape& shape, const Flows& flows, double bytes) {
   bool any_intra = false;
   // Inter-node flows are counted per NIC (node), or per rank where the nodes have none.
-  const std::size_t ends = static_cast<std::size_t>(params.nic_shared ? shape.nodes : shape.ranks);
+  const std::size_t ends =
+      static_cast<std::size_t>(params.transport.nic_shared ? shape.nodes : shape.ranks);
   auto end_of = [&](int rank) {
     return static_cast<std::size_t>(
-        params.nic_shared ? shape.node_of_rank[static_cast<std::size_t>(rank)] : rank);
+        params.transport.nic_shared ? shape.node_of_rank[static_cast<std::size_t>(rank)] : rank);
   };
   std::vector<int> out(ends), in(ends), local(static_cast<std::size_t>(shape.nodes));
   for (const auto& [from, to] : flows) {

@@ -63,9 +63,9 @@ struct Preset {
 };
 
 CostParams p40_ib56(const char* name) {
-  CostParams p{{7.0072e-6, 9.4040e-11}, {7.4141e-6, 1.9341e-10}, 3 / 346e9, name};
+  CostParams p{{{7.0072e-6, 9.4040e-11}, {7.4141e-6, 1.9341e-10}, 3 / 346e9, name}};
   p.staging_beta_s_per_byte = 3.3232e-11;
-  p.alpha_overlaps_bytes = true;
+  p.charging.alpha_overlaps_bytes = true;
   return p;
 }
 
@@ -73,10 +73,10 @@ const std::vector<Preset>& presets() {
   static const std::vector<Preset> table = [] {
     CostParams ethernet = p40_ib56("preset ethernet-10g");
     ethernet.inter = {3.3815e-5, 4.2078e-10};
-    CostParams dgx1{{3.4e-6, 1 / 120e9}, {14e-6, 1 / 44e9}, 3 / 900e9, "preset dgx1-ib100"};
-    dgx1.alpha_overlaps_bytes = true;
+    CostParams dgx1{{{3.4e-6, 1 / 120e9}, {14e-6, 1 / 44e9}, 3 / 900e9, "preset dgx1-ib100"}};
+    dgx1.charging.alpha_overlaps_bytes = true;
     return std::vector<Preset>{
-        {"this-vm", {{0.5e-6, 1 / 14e9}, {7.7e-6, 1 / 3.5e9}, 1 / 10e9, "preset this-vm"}},
+        {"this-vm", {{{0.5e-6, 1 / 14e9}, {7.7e-6, 1 / 3.5e9}, 1 / 10e9, "preset this-vm"}}},
         {"p40-ib56", p40_ib56("preset p40-ib56")},
         {"p40-cluster", p40_ib56("preset p40-cluster (alias of p40-ib56)")},
         {"ethernet-10g", ethernet},
@@ -123,7 +123,7 @@ CostParams load_preset_file(const std::string& path) {
   p.inter = {file->positive("inter.alpha_s"), file->positive("inter.beta_s_per_byte")};
   p.gamma_s_per_byte = file->positive("gamma_s_per_byte");
   p.staging_beta_s_per_byte = file->non_negative("staging_beta_s_per_byte", 0);
-  p.alpha_overlaps_bytes = file->flag("alpha_overlaps_bytes", false);
+  p.charging.alpha_overlaps_bytes = file->flag("alpha_overlaps_bytes", false);
   const std::string name = file->text("name"), note = file->text("source");
   p.source = "preset file " + path + (name.empty() ? "" : " (" + name + ")") +
              (note.empty() ? "" : "; " + note);
