@@ -50,7 +50,7 @@ class ProcessGroupColl final : public c10d::ProcessGroup {
  private:
   // Queues `collective` on the engine; the Work completes with `outputs` or its error. One of at
   // most run_here_bytes_ runs at once on this thread if the engine is idle: the hand-off to the
-  // engine thread and back (about 3 us here) costs more than such a collective.
+  // engine thread and back costs more than such a collective (docs/torch-backend.md).
   c10::intrusive_ptr<c10d::Work> enqueue(c10d::OpType type, std::vector<at::Tensor> outputs,
                                          std::size_t bytes, std::function<void(Comm&)> collective);
   // Throws (a Python RuntimeError) naming this rank unless `tensor` is a dense contiguous CPU

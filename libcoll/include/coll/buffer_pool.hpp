@@ -1,6 +1,6 @@
-// Pre-touched, reused memory. On this class of VM, first touch of a page costs ~12 us (the
-// balloon reclaims freed pages), so every staging or benchmark buffer comes from here: mapped
-// once, faulted in once, handed out again and again.
+// Pre-touched, reused memory. First touch of a page can be slow (on a VM whose balloon reclaims
+// freed pages, docs/tuning.md, "Constants measured on the build VM"), so every staging or
+// benchmark buffer comes from here: mapped once, faulted in once, handed out again and again.
 #pragma once
 
 #include <cstddef>

@@ -38,8 +38,8 @@ struct Tuning {
   std::size_t segment_bytes = 256 << 10;  // COLL_SEGMENT_BYTES: pipelining unit
   // COLL_NET_SEGMENT_BYTES (else COLL_SEGMENT_BYTES where that is set): the pipelining unit of a
   // collective whose ranks are on several nodes. A message between nodes costs a header, a match
-  // and, over TCP, a pass through the receiver's staging; with 1 MiB, 64 MiB on 4 emulated nodes
-  // took 67 / 56 ms out of place / in place against 73 / 72 with 256 KiB (docs/bandwidth.md).
+  // and, over TCP, a pass through the receiver's staging, so the unit is larger than within a
+  // node: a default, measured on emulated nodes (docs/bandwidth.md).
   std::size_t net_segment_bytes = 1 << 20;
   // The pipelining unit of a collective over ranks of one node or of several.
   std::size_t segment_bytes_for(bool spans_nodes) const {

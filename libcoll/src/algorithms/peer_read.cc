@@ -57,15 +57,13 @@ constexpr std::size_t kPieceBytes = 256 * 1024;
 // lines are still in their caches when the next call reduces into it, and every vector store of
 // the reduction first fetches its line back from them. Below this size the block is reduced into
 // a private piece and moved with the string copy (bulk_copy), which writes whole lines without
-// fetching them. Measured at 2 ranks in the build VM's slow phase (out of place): 64 KiB 8.2 ->
-// 4.4 us, 1 MiB 87.7 -> 56.4, 4 MiB 300 -> 221; a 16 MiB vector (8 MiB blocks) gained nothing
-// and 64 MiB lost 4.3 -> 5.6 ms, the peers no longer holding the lines.
+// fetching them. Larger blocks gain nothing, the peers no longer holding the lines (a default,
+// docs/tuning.md, "Constants measured on the build VM").
 constexpr std::size_t kPeersStillHoldBytes = 4 << 20;
 // Where lines come back quickly (cores that share a cache) the extra copy costs more than it
-// saves: in the VM's fast phase, whose node-slot hand-off takes 0.07 us against 0.26-0.28 in the
-// slow one, 64 KiB took 2.4 us reduced straight into the result and 3.5 through the piece, 1 MiB
-// 31 against 38 (out of place). The hand-off the ranks timed when they connected tells the two
-// phases apart.
+// saves. The hand-off the ranks timed when they connected tells the two cases apart: above this,
+// lines come back slowly (a default between the hand-offs timed in each case, docs/tuning.md,
+// "Constants measured on the build VM").
 constexpr double kLinesComeBackSlowlySeconds = 0.15e-6;
 
 enum Round : std::uint32_t { kPublished = 0, kReduced = 1, kFinished = 2 };
@@ -321,9 +319,8 @@ std::optional<model::Prediction> peer_read_cost(const model::CostParams& params,
   const bool slots = params.transport.slot_handoff_s > 0;
   out.latency_s = slots ? 3.0 * params.transport.slot_handoff_s
                         : 3.0 * (mapped ? 1 : p - 1) * params.intra.alpha_s;
-  // Loads from a mapping wait for the peer's lines twice, at the reduction and at the copy: 8 B
-  // at 2 ranks took 5-6 hand-offs in both phases of the build VM (0.54 us with 0.07 us hand-offs
-  // and shm 0.19; 1.57 with 0.26 and shm 0.41). A read call's cost includes it.
+  // Loads from a mapping wait for the peer's lines twice, at the reduction and at the copy
+  // (docs/tuning.md, "Constants measured on the build VM"). A read call's cost includes it.
   out.latency_s +=
       mapped ? 2.0 * params.transport.peer_line_s : reads * params.transport.peer_read_call_s;
   // Every rank reads at once: on a node whose transfers pass a shared host staging path, p flows.

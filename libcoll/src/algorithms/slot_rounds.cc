@@ -13,8 +13,9 @@ namespace {
 // Most publications arrive within a microsecond: polled inline, without the waiter's set-up.
 constexpr int kInlinePolls = 64;
 // A buffer is fetched ahead for the next round when this much or less of it was written, and
-// then all of it: a part gained nothing where the other lines still had to come, and a 4 KiB
-// vector's lines cost time where the peer was already polling the first (fast phase: +40 %).
+// then all of it: a part gains nothing where the other lines still have to come, and a larger
+// vector's lines cost time where the peer is already polling the first (a default,
+// docs/tuning.md, "Constants measured on the build VM").
 constexpr std::size_t kPrefetchedBytes = offsetof(NodeSlots::Buffer, payload) + (1 << 10);
 
 // Asks for the lines of [at, at + bytes) in exclusive state ahead of writing them (prefetchw;
@@ -101,8 +102,8 @@ void SlotRounds::publish_and_wait(std::size_t payload_bytes) {
   // this rank's next round may write them.
   slots_.next_turn(slot_context_);
   // The peers' reads took the lines this rank writes next to their caches: asking for them back
-  // now, not at the next publication, keeps that transfer off the next round's path (2 ranks in
-  // the build VM's slow phase, 8 B: 0.40 -> 0.32 us, 1 KiB: 0.73 -> 0.64 us).
+  // now, not at the next publication, keeps that transfer off the next round's path
+  // (docs/tuning.md, "Constants measured on the build VM").
   const std::size_t written = offsetof(NodeSlots::Buffer, payload) + payload_bytes;
   if (written <= kPrefetchedBytes) {
     prefetch_for_write(

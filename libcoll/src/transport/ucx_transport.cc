@@ -70,15 +70,12 @@ UcxSettings unless_set(const UcxSettings& ours, std::initializer_list<const char
 }
 
 // Shared memory: UCX switches to rendezvous (a handshake, then a cross-memory read) at 8 KiB,
-// which made an 8-64 KiB all-reduce 2-4x slower than copying through the FIFO; larger FIFO
-// segments copy 32 KiB per fragment instead of 8 KiB. Measured at 2 ranks on 2 cores (direct,
-// 8 KiB: 7.4 -> 2.5 us; 64 KiB: 15 -> 8.4 us). The FIFO stays faster while the data is in
-// cache: up to 4 MiB messages (ring out of place / in place, 256 KiB: 45 / 50 -> 28 / 25 us;
-// 4 MiB: 508 / 611 -> 381 / 350 us; halving-doubling 2 MiB: 345 -> 190 us; rendezvous at
-// 128 KiB, 1 MiB and 4 MiB compared in one session). Not when ranks outnumber cores: a full FIFO
-// waits for its receiver to run, and a sender that sleeps meanwhile is woken only by its timer
-// (4 ranks on 2 cores, ring at 64 KiB: 0.4 -> 1.7 ms). Segments stay below 64 KiB (the FIFO's
-// length field).
+// which makes small and middle all-reduces slower than copying through the FIFO; larger FIFO
+// segments copy 32 KiB per fragment instead of 8 KiB. The FIFO stays faster while the data is in
+// cache, up to a few MiB, so rendezvous starts at 4 MiB. Not when ranks outnumber cores: a full
+// FIFO waits for its receiver to run, and a sender that sleeps meanwhile is woken only by its
+// timer. Segments stay below 64 KiB (the FIFO's length field). Defaults; their measurements:
+// docs/tuning.md, "Constants measured on the build VM".
 constexpr std::size_t kFifoPayloadBytes = 32 * 1024;  // MM_SEG_SIZE less UCX's header
 
 UcxSettings local_settings(const std::string& tls, const TransportOptions& transport) {
@@ -89,8 +86,8 @@ UcxSettings local_settings(const std::string& tls, const TransportOptions& trans
 }
 
 // TCP between nodes moves collective-sized messages: larger socket buffers and segments than
-// UCX's defaults (8 KiB send, 64 KiB receive segments) cut the system calls and copies per byte;
-// measured on loopback between 4 emulated nodes, 64 MiB all-reduce: about 35 % less CPU time.
+// UCX's defaults (8 KiB send, 64 KiB receive segments) cut the system calls and copies per byte
+// (defaults; their measurement: docs/tuning.md, "Constants measured on the build VM").
 // Only for exactly "tcp" (other transports lack these settings), and all or none: any of them
 // in the environment (UCX_TCP_SNDBUF, ...) leaves all four to UCX and the environment.
 UcxSettings net_settings(const std::string& tls) {
@@ -265,9 +262,10 @@ UcxTransport::~UcxTransport() {
 }
 
 // Eager messages land in FIFO segments that neither side has touched yet, and first touches of
-// shared memory are slow on this class of VM: an 8 KiB all-reduce took 72 us for its first 64
-// calls (the FIFO's length) and 2 us after. Every rank sends a full segment through every FIFO
-// slot of its next rank on the node before any collective runs (20-80 ms once, on this VM).
+// shared memory can be slow (a VM's balloon reclaims freed pages): the first calls, one per FIFO
+// slot, would pay them. So every rank sends a full segment through every FIFO slot of its next
+// rank on the node, once, before any collective runs (measured: docs/tuning.md, "Constants
+// measured on the build VM").
 void UcxTransport::warm_shared_memory(const std::vector<int>& node_of_rank) {
   constexpr int kMessages = 64;      // UCX's FIFO length (UCX_MM_FIFO_SIZE)
   constexpr Tag kWarmTag = ~Tag{0};  // no collective's tag: context 255, stage 15, ...

@@ -38,8 +38,8 @@ constexpr double kReportWaitSeconds = 1;
 constexpr int kPreferCheckMs = 500;
 // How long a rank that timed out listens for the reason of the peer it waited for.
 constexpr double kAnnounceGraceSeconds = 1;
-// Polls between clock reads while idle: on this class of VM a clock read costs more than a poll
-// (it was half of a waiting rank's profile), and every poll skipped delays seeing the message.
+// Polls between clock reads while idle: a clock read can cost more than a poll, and every poll
+// skipped delays seeing the message (docs/tuning.md, "Constants measured on the build VM").
 constexpr unsigned kPollsPerClockRead = 32;
 
 std::string seconds_text(double seconds) {  // "60", "0.2"

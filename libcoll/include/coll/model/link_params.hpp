@@ -91,12 +91,11 @@ double phase_alpha(const CostParams& params, int intra, int inter);
 // reductions, which the model otherwise runs in parallel, are serialised (beta and gamma times
 // `ranks_per_core`), and every message step waits for the receiver to get a core back (alpha
 // plus (ranks_per_core - 1) * kCoreHandOverSeconds). ranks_per_core <= 1 returns `params`.
-// The hand-over was measured on the 2-vCPU build VM with 4 ranks: 8-byte all-reduces took
-// 12-16 us per step (ring 75 us / 6 steps, halving-doubling 33 us / 2) against 0.5 us alone.
+// The two hand-overs are defaults for any host, measured on one (docs/tuning.md, "Constants
+// measured on the build VM").
 inline constexpr double kCoreHandOverSeconds = 12e-6;
 // A round through the node's shared-memory slots waits for every rank to get a core too, but
-// its waiting ranks yield instead of sleeping until a message wakes them: measured on the same VM
-// with 4 ranks, 8-byte shm all-reduces took 9-10 us against 0.6 us alone (direct: 15-18 us).
+// its waiting ranks yield instead of sleeping until a message wakes them, so it waits less.
 // It stands for the whole round (sharing_cores replaces the measured hand-off with it).
 inline constexpr double kSlotHandOverSeconds = 9e-6;
 CostParams sharing_cores(const CostParams& params, double ranks_per_core);

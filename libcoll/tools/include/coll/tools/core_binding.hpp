@@ -1,8 +1,6 @@
 // Where the local launcher pins its rank processes (COLL_BIND), as mpirun --bind-to core does.
 // Unpinned, ranks that outnumber the cores land on them differently from one launch to the next,
-// and some placements slow a whole run: 4 ranks on 2 cores took 15.6-16.5 us per 8-byte
-// all-reduce in 8 of 20 launches, against a median of 10.8; pinned, at most 10.1 in 20 of 20
-// (docs/tuning.md, "Ranks pinned to cores").
+// and some placements slow a whole run (measured: docs/tuning.md, "Ranks pinned to cores").
 #pragma once
 
 #include <sched.h>
