@@ -140,6 +140,157 @@ void parameter_server_allreduce(const CollectiveContext& context, const Allreduc
   context.transport.wait_all(results);
 }
 
+// One push phase (the pull phase mirrors it): what its busiest ports, NICs and staging paths
+// carry, and the busiest rank's alphas.
+struct PushPhase {
+  std::vector<double> port_out, port_in;  // seconds on each rank's port, each direction
+  std::vector<double> nic_out, nic_in;    // bytes through each node's NIC, each direction
+  std::vector<double> staged;             // intra-node bytes through each node's host staging path
+  double work = 0;                        // the busiest rank's alphas in the phase
+  int messages = 1;                       // and how many messages they are
+};
+
+// Rank r sends a shard to every server s != r. Counted per node (ranks L, servers S of a node) so
+// that it costs O(p), not O(p k): a rank sends S or S - 1 shards inside its node and k - S
+// across; a server receives L - 1 inside, p - L across.
+PushPhase push_phase(const model::CostParams& params, const model::Shape& shape,
+                     const std::vector<int>& servers, double shard) {
+  const int p = shape.ranks;
+  const int k = static_cast<int>(servers.size());
+  const auto nodes = static_cast<std::size_t>(shape.nodes);
+  std::vector<int> local(nodes), served(nodes);
+  std::vector<bool> is_server(static_cast<std::size_t>(p));
+  for (const int s : servers) {
+    is_server[static_cast<std::size_t>(s)] = true;
+    ++served[static_cast<std::size_t>(shape.node_of_rank[static_cast<std::size_t>(s)])];
+  }
+  for (int r = 0; r < p; ++r) {
+    ++local[static_cast<std::size_t>(shape.node_of_rank[static_cast<std::size_t>(r)])];
+  }
+  PushPhase phase{std::vector<double>(static_cast<std::size_t>(p)),
+                  std::vector<double>(static_cast<std::size_t>(p)), std::vector<double>(nodes),
+                  std::vector<double>(nodes), std::vector<double>(nodes)};
+  auto busiest = [&](double alphas, int many) {
+    if (alphas > phase.work) {
+      phase.work = alphas;
+      phase.messages = many;
+    }
+  };
+  for (int r = 0; r < p; ++r) {
+    const auto rank = static_cast<std::size_t>(r);
+    const auto node = static_cast<std::size_t>(shape.node_of_rank[rank]);
+    const int near = served[node] - (is_server[rank] ? 1 : 0), far = k - served[node];
+    phase.port_out[rank] = near * shard * params.intra.beta_s_per_byte;
+    busiest(model::phase_alpha(params, near, far), near + far);
+    phase.staged[node] += near * shard;
+    // Bytes to other nodes pass the node's NIC, or where there is none the rank's own port.
+    const double far_out = far * shard;
+    if (params.transport.nic_shared) {
+      phase.nic_out[node] += far_out;
+    } else {
+      phase.port_out[rank] += far_out * params.inter.beta_s_per_byte;
+    }
+    if (is_server[rank]) {
+      phase.port_in[rank] = (local[node] - 1) * shard * params.intra.beta_s_per_byte;
+      busiest(model::phase_alpha(params, local[node] - 1, p - local[node]), p - 1);
+      const double far_in = (p - local[node]) * shard;
+      if (params.transport.nic_shared) {
+        phase.nic_in[node] += far_in;
+      } else {
+        phase.port_in[rank] += far_in * params.inter.beta_s_per_byte;
+      }
+    }
+  }
+  return phase;
+}
+
+double top(const std::vector<double>& v) {
+  return *std::max_element(v.begin(), v.end());
+}
+
+// The pull mirrors the push in the opposite direction (a server sends back what it received),
+// and the run pipelines them segment by segment (a segment's pull while the next ones are
+// pushed): the busiest direction of a port or NIC carries its push and pull bytes, and no
+// less than S + 1 segment times of the busier phase pass (S segments: unpipelined, S = 1, that
+// is push then pull); the node's staging path carries both phases.
+struct PushAndPull {
+  double both = 0;         // the busiest port or NIC, both phases' bytes
+  double phase_bytes = 0;  // the busier phase's busiest port or NIC
+  double staging = 0;      // the busiest staging path, one phase
+  bool nic_bound = false;  // a NIC, not a port, bounds a phase
+};
+
+PushAndPull push_and_pull(const model::CostParams& params, const PushPhase& phase) {
+  std::vector<double> port_both(phase.port_out.size()), nic_both(phase.nic_out.size());
+  for (std::size_t r = 0; r < port_both.size(); ++r) {
+    port_both[r] = phase.port_out[r] + phase.port_in[r];
+  }
+  for (std::size_t n = 0; n < nic_both.size(); ++n) {
+    nic_both[n] = phase.nic_out[n] + phase.nic_in[n];
+  }
+  const double ports = std::max(top(phase.port_out), top(phase.port_in));
+  const double nics =
+      std::max(top(phase.nic_out), top(phase.nic_in)) * params.inter.beta_s_per_byte;
+  PushAndPull out;
+  out.staging = top(phase.staged) * params.staging_beta_s_per_byte;
+  out.both = std::max(top(port_both), top(nic_both) * params.inter.beta_s_per_byte);
+  out.phase_bytes = std::max(ports, nics);
+  out.nic_bound = nics > ports;
+  return out;
+}
+
+// Cost (BytePS, OSDI'20 section 4): push and pull, pipelined; each of the k servers owns M/k. Every
+// rank sends M/k to each other server and every server receives M/k from each other rank; the
+// messages of one rank are posted back to back and pay alpha each (Thakur et al.'s linear
+// exchange), bytes are bounded by the busiest rank port, node NIC and node staging path (the
+// node's intra-node bytes, when the parameters have one). Flat, k = p:
+//   T = 2(p-1)*alpha + 2(p-1)/p*M*beta + (p-1)/p*M*gamma, as the ring;
+// one server of two ranks, S segments: M*beta*(1 + 1/S), where a push, then a pull took 2M*beta.
+// The busiest rank's alphas in both phases, and its last segment of pulls: its work on them,
+// then their bytes.
+struct BusiestRank {
+  double latency_s = 0;
+  double last_pulls_s = 0;
+};
+
+BusiestRank busiest_rank(const model::CostParams& params, const PushPhase& phase,
+                         const PushAndPull& bytes, double segments, double bandwidth_s, int p,
+                         int k) {
+  const double work = phase.work;
+  const int messages = phase.messages;
+  BusiestRank out{2 * work, work + bytes.phase_bytes / segments};
+  if (params.charging.alpha_overlaps_bytes) {
+    // The busiest rank works on its S x c messages of a phase one at a time while the links
+    // carry the others' bytes: both phases last the longer of its work and the bytes, plus, at
+    // each phase's edge, the messages the rank served last takes at once (every server serves in
+    // one order: k of them, k - 1 where every rank serves), each a message's alpha or its bytes,
+    // whichever is shorter (one server, one segment: 2 max(alpha + c b, c alpha + b), where the
+    // exchange above pays 2 (c alpha + c b); every rank a server: that exchange).
+    const double alpha = work / messages, message = bytes.phase_bytes / (segments * messages);
+    const int at_once = p > k ? k : k - 1;
+    const double edge = at_once * std::min(alpha, message);
+    out.latency_s = std::max(0.0, 2 * segments * work - bandwidth_s) + 2 * edge;
+    out.last_pulls_s = std::max(work + at_once * message, alpha + bytes.phase_bytes / segments);
+  }
+  return out;
+}
+
+// Back to back, the busiest rank (a server) takes the next all-reduce's pushes while it still
+// sends this one's pulls: those of the peers it served first come in during its last
+// segment's pulls. Not those of the rank every server serves last: it takes its k pulls one
+// after another, then pushes to the k servers, so the server it pushes to last waits 2k - 1
+// messages after its own last pull went out (one server: all but one of its c messages; k =
+// p / 2 servers and more: none, as the emulated links show).
+// No more than the busiest link leaves free: a chain of all-reduces keeps it busy with each
+// one's bytes (a NIC carries a node's pushes and the pulls to other nodes in one direction).
+double back_to_back_lead(const PushPhase& phase, const PushAndPull& bytes, double segments,
+                         double last_pulls_s, double total_s, int k) {
+  const double busiest_link = std::max({bytes.both, 2 * bytes.staging, segments * phase.work});
+  const int messages = phase.messages;
+  const double overlapped = std::max(0.0, (messages - 2.0 * k + 1) / messages * last_pulls_s);
+  return std::min(overlapped, std::max(0.0, total_s - busiest_link));
+}
+
 // Cost (BytePS, OSDI'20 section 4): push and pull, pipelined; each of the k servers owns M/k. Every
 // rank sends M/k to each other server and every server receives M/k from each other rank; the
 // messages of one rank are posted back to back and pay alpha each (Thakur et al.'s linear
@@ -157,103 +308,18 @@ std::optional<model::Prediction> parameter_server_cost(const model::CostParams& 
   const std::vector<int> servers = ps_servers(shape.node_of_rank, placement);
   const int k = static_cast<int>(servers.size());
   const double shard = m / k;
-  // Push phase (the pull phase mirrors it): rank r sends a shard to every server s != r. Counted
-  // per node (ranks L, servers S of a node) so that it costs O(p), not O(p k): a rank sends S or
-  // S - 1 shards inside its node and k - S across; a server receives L - 1 inside, p - L across.
-  const auto nodes = static_cast<std::size_t>(shape.nodes);
-  std::vector<int> local(nodes), served(nodes);
-  std::vector<bool> is_server(static_cast<std::size_t>(p));
-  for (const int s : servers) {
-    is_server[static_cast<std::size_t>(s)] = true;
-    ++served[static_cast<std::size_t>(shape.node_of_rank[static_cast<std::size_t>(s)])];
-  }
-  for (int r = 0; r < p; ++r) {
-    ++local[static_cast<std::size_t>(shape.node_of_rank[static_cast<std::size_t>(r)])];
-  }
-  std::vector<double> port_out(static_cast<std::size_t>(p)), port_in(port_out.size());
-  std::vector<double> nic_out(nodes), nic_in(nodes);
-  std::vector<double> staged(nodes);  // intra-node bytes through each node's host staging path
-  // The busiest rank's alphas in one phase, and how many messages they are.
-  double work = 0;
-  int messages = 1;
-  auto busiest = [&](double alphas, int many) {
-    if (alphas > work) {
-      work = alphas;
-      messages = many;
-    }
-  };
-  for (int r = 0; r < p; ++r) {
-    const auto rank = static_cast<std::size_t>(r);
-    const auto node = static_cast<std::size_t>(shape.node_of_rank[rank]);
-    const int near = served[node] - (is_server[rank] ? 1 : 0), far = k - served[node];
-    port_out[rank] = near * shard * params.intra.beta_s_per_byte;
-    busiest(model::phase_alpha(params, near, far), near + far);
-    staged[node] += near * shard;
-    // Bytes to other nodes pass the node's NIC, or where there is none the rank's own port.
-    const double far_out = far * shard;
-    if (params.transport.nic_shared) {
-      nic_out[node] += far_out;
-    } else {
-      port_out[rank] += far_out * params.inter.beta_s_per_byte;
-    }
-    if (is_server[rank]) {
-      port_in[rank] = (local[node] - 1) * shard * params.intra.beta_s_per_byte;
-      busiest(model::phase_alpha(params, local[node] - 1, p - local[node]), p - 1);
-      const double far_in = (p - local[node]) * shard;
-      if (params.transport.nic_shared) {
-        nic_in[node] += far_in;
-      } else {
-        port_in[rank] += far_in * params.inter.beta_s_per_byte;
-      }
-    }
-  }
-  auto top = [](const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); };
-  // The pull mirrors the push in the opposite direction (a server sends back what it received),
-  // and the run pipelines them segment by segment (a segment's pull while the next ones are
-  // pushed): the busiest direction of a port or NIC carries its push and pull bytes, and no
-  // less than S + 1 segment times of the busier phase pass (S segments: unpipelined, S = 1, that
-  // is push then pull); the node's staging path carries both phases.
-  std::vector<double> port_both(port_out.size()), nic_both(nodes);
-  for (std::size_t r = 0; r < port_both.size(); ++r) port_both[r] = port_out[r] + port_in[r];
-  for (std::size_t n = 0; n < nodes; ++n) nic_both[n] = nic_out[n] + nic_in[n];
-  const double ports = std::max(top(port_out), top(port_in));
-  const double nics = std::max(top(nic_out), top(nic_in)) * params.inter.beta_s_per_byte;
-  const double staging = top(staged) * params.staging_beta_s_per_byte;
+  const PushPhase phase = push_phase(params, shape, servers, shard);
+  const PushAndPull bytes = push_and_pull(params, phase);
   const double segments = tuning.segments_in(shard, shape.nodes > 1);
-  const double both = std::max(top(port_both), top(nic_both) * params.inter.beta_s_per_byte);
-  const double phase_bytes = std::max(ports, nics);
-  out.bandwidth_s = std::max({both, (1 + 1 / segments) * phase_bytes, 2 * staging});
+  out.bandwidth_s =
+      std::max({bytes.both, (1 + 1 / segments) * bytes.phase_bytes, 2 * bytes.staging});
   out.reduction_s = (p - 1) * shard * params.gamma_s_per_byte;
-  // The busiest rank's last segment of pulls: its work on them, then their bytes.
-  double last_pulls = work + phase_bytes / segments;
-  out.latency_s = 2 * work;
-  if (params.charging.alpha_overlaps_bytes) {
-    // The busiest rank works on its S x c messages of a phase one at a time while the links
-    // carry the others' bytes: both phases last the longer of its work and the bytes, plus, at
-    // each phase's edge, the messages the rank served last takes at once (every server serves in
-    // one order: k of them, k - 1 where every rank serves), each a message's alpha or its bytes,
-    // whichever is shorter (one server, one segment: 2 max(alpha + c b, c alpha + b), where the
-    // exchange above pays 2 (c alpha + c b); every rank a server: that exchange).
-    const double alpha = work / messages, message = phase_bytes / (segments * messages);
-    const int at_once = p > k ? k : k - 1;
-    const double edge = at_once * std::min(alpha, message);
-    out.latency_s = std::max(0.0, 2 * segments * work - out.bandwidth_s) + 2 * edge;
-    last_pulls = std::max(work + at_once * message, alpha + phase_bytes / segments);
-  }
-  // Back to back, the busiest rank (a server) takes the next all-reduce's pushes while it still
-  // sends this one's pulls: those of the peers it served first come in during its last
-  // segment's pulls. Not those of the rank every server serves last: it takes its k pulls one
-  // after another, then pushes to the k servers, so the server it pushes to last waits 2k - 1
-  // messages after its own last pull went out (one server: all but one of its c messages; k =
-  // p / 2 servers and more: none, as the emulated links show).
-  // No more than the busiest link leaves free: a chain of all-reduces keeps it busy with each
-  // one's bytes (a NIC carries a node's pushes and the pulls to other nodes in one direction).
-  const double busiest_link = std::max({both, 2 * staging, segments * work});
-  const double overlapped = std::max(0.0, (messages - 2.0 * k + 1) / messages * last_pulls);
-  out.lead_s = std::min(overlapped, std::max(0.0, out.total_s() - busiest_link));
+  const BusiestRank busiest = busiest_rank(params, phase, bytes, segments, out.bandwidth_s, p, k);
+  out.latency_s = busiest.latency_s;
+  out.lead_s = back_to_back_lead(phase, bytes, segments, busiest.last_pulls_s, out.total_s(), k);
   out.detail = model::detail_text("k=%d %s servers, push + pull of M/k shards%s", k,
                                   placement.dedicated ? "dedicated" : "co-located",
-                                  nics > ports ? ", NIC-bound" : "");
+                                  bytes.nic_bound ? ", NIC-bound" : "");
   return out;
 }
 
