@@ -7,7 +7,7 @@
 
 namespace collbench {
 
-int run_calibration(coll::Comm& comm, const Options& /*options*/) {
+int run_calibration(coll::Comm& comm) {
   namespace model = coll::model;
   const model::Calibration calibration = model::calibrate(comm);
   if (comm.rank() != 0) return 0;

@@ -3,12 +3,11 @@
 #pragma once
 
 #include "coll/comm.hpp"
-#include "options.hpp"
 
 namespace collbench {
 
 // Every rank calls it; rank 0 saves the file and prints the fitted parameters. Returns the
 // process exit status.
-int run_calibration(coll::Comm& comm, const Options& options);
+int run_calibration(coll::Comm& comm);
 
 }  // namespace collbench

@@ -113,9 +113,9 @@ std::string last_line(const fs::path& log) {
 }
 
 // The replay's compute profile at this cell's batch, slowed by K.
-double child_compute_scale(const Options& options, const TableCell& cell, double time_scale) {
-  double scale = options.compute_scale * time_scale;
-  if (options.compute_profile == "p40") {
+double child_compute_scale(const Command& command, const TableCell& cell, double time_scale) {
+  double scale = command.replay.compute_scale * time_scale;
+  if (command.replay.compute_profile == "p40") {
     scale *= double(cell.batch_per_gpu) / coll::study::p40_batch_size(cell.model);
   }
   return scale;
@@ -123,12 +123,12 @@ double child_compute_scale(const Options& options, const TableCell& cell, double
 
 // One cell: collbench replays the strategy's iteration on nodes x ranks_per_node ranks over
 // shaped links; its JSON gives the measurement.
-EmulatedCell emulate_cell(const Options& options, const Strategy& strategy, TableCell model,
+EmulatedCell emulate_cell(const Command& command, const Strategy& strategy, TableCell model,
                           const std::vector<std::string>& environment, const fs::path& dir) {
   EmulatedCell out;
   out.model = std::move(model);
   const TableCell& cell = out.model;
-  const double k = options.time_scale;
+  const double k = command.study.time_scale;
   const std::string name = cell.model + "_" + cell.strategy + "_" + std::to_string(cell.nodes) +
                            "x" + std::to_string(cell.ranks_per_node);
   const fs::path json = dir / (name + ".json"), log = dir / (name + ".log");
@@ -142,22 +142,23 @@ EmulatedCell emulate_cell(const Options& options, const Strategy& strategy, Tabl
                                 "--ranks-per-node",
                                 std::to_string(cell.ranks_per_node),
                                 "--compute-profile",
-                                options.compute_profile,
+                                command.replay.compute_profile,
                                 "--compute-scale",
-                                number(child_compute_scale(options, cell, k)),
+                                number(child_compute_scale(command, cell, k)),
                                 "--iters",
-                                std::to_string(options.iterations),
+                                std::to_string(command.sweep.iterations),
                                 "--warmup_iters",
-                                std::to_string(options.warmup),
+                                std::to_string(command.sweep.warmup),
                                 "--models-dir",
-                                options.models_dir,
+                                command.replay.models_dir,
                                 "--json",
                                 json.string()};
   if (strategy.variant_for(cell.model).empty()) {  // `best`: the table it is compared on
     args.insert(args.end(), {"--model-variant", cell.variant});
   }
   // One selected cell (parse_options checks): its ranks' timeline, in the cluster's time.
-  if (!options.trace_path.empty()) args.insert(args.end(), {"--trace", options.trace_path});
+  if (!command.replay.trace_path.empty())
+    args.insert(args.end(), {"--trace", command.replay.trace_path});
   const int status = run_quietly(args, environment, log);
   if (status != 0) {
     out.error = "exit " + std::to_string(status) + ": " + last_line(log);
@@ -177,8 +178,8 @@ std::string cell_name(const TableCell& cell) {
 }
 
 struct EmulationRun {
-  const Options& options;
-  TableInputs inputs;  // the modelled cells' (table_inputs(options))
+  const Command& command;
+  TableInputs inputs;  // the modelled cells' (table_inputs(command))
   MachineLimits machine;
   std::vector<std::string> environment;  // the cells' collbench runs'
   fs::path dir;                          // the cells' JSON and logs
@@ -190,14 +191,15 @@ EmulatedCell measure(const EmulationRun& run, const Strategy& strategy, const st
   TableCell modelled = modelled_cell(run.inputs, strategy, model, variant, nodes, ranks_per_node);
   modelled.table = table;
   const double gradient_bytes =  // fp32, as the tables price them
-      4.0 * load_model_table(run.options.models_dir, model, modelled.variant).total_elements();
+      4.0 *
+      load_model_table(run.command.replay.models_dir, model, modelled.variant).total_elements();
   double load = 0;
   // On the virtual clock this machine's cores and load do not enter the emulated times; its
   // first-come links do.
-  std::string warning =
-      run.options.virtual_clock
-          ? first_come_warning(modelled.phase_overlap_ms, modelled)
-          : emulation_warning(modelled, gradient_bytes, run.options.time_scale, run.machine, load);
+  std::string warning = run.command.study.virtual_clock
+                            ? first_come_warning(modelled.phase_overlap_ms, modelled)
+                            : emulation_warning(modelled, gradient_bytes,
+                                                run.command.study.time_scale, run.machine, load);
   if (warning.empty()) {
     warning =
         ill_conditioned_warning(exposed_swing(run.inputs, modelled, [&](const TableInputs& scaled) {
@@ -210,7 +212,7 @@ EmulatedCell measure(const EmulationRun& run, const Strategy& strategy, const st
     std::fprintf(stderr, "collbench: warning: %s: %s\n", cell_name(modelled).c_str(),
                  warning.c_str());
   }
-  EmulatedCell cell = emulate_cell(run.options, strategy, modelled, run.environment, run.dir);
+  EmulatedCell cell = emulate_cell(run.command, strategy, modelled, run.environment, run.dir);
   cell.cpu_load = load;
   cell.warning = warning;
   return cell;
@@ -222,15 +224,16 @@ double deviation(double emulated, double modelled) {
 
 // The paper's shapes with more than one GPU, those of --nodes / --ranks-per-node when given;
 // both given: that shape, whether the paper has it or not.
-std::vector<PaperShape> emulated_shapes(const Options& options) {
-  if (options.nodes_given && options.ranks_per_node_given) {
-    return {{options.nodes == 1 ? 6 : 7, options.nodes, options.ranks_per_node}};
+std::vector<PaperShape> emulated_shapes(const Command& command) {
+  if (command.job.nodes_given && command.job.ranks_per_node_given) {
+    return {{command.job.nodes == 1 ? 6 : 7, command.job.nodes, command.job.ranks_per_node}};
   }
   std::vector<PaperShape> shapes;
   for (const auto& shape : paper_shapes()) {
     if (shape.nodes * shape.ranks_per_node < 2) continue;  // one GPU communicates nothing
-    if (options.nodes_given && shape.nodes != options.nodes) continue;
-    if (options.ranks_per_node_given && shape.ranks_per_node != options.ranks_per_node) continue;
+    if (command.job.nodes_given && shape.nodes != command.job.nodes) continue;
+    if (command.job.ranks_per_node_given && shape.ranks_per_node != command.job.ranks_per_node)
+      continue;
     shapes.push_back(shape);
   }
   return shapes;
@@ -247,15 +250,16 @@ double emulated_efficiency(const EmulatedCell& cell) {
   return cell.model.efficiency * cell.model.iteration_ms / emulated_iteration_ms(cell);
 }
 
-std::string markdown(const Options& options, const std::string& links, const MachineLimits& machine,
+std::string markdown(const Command& command, const std::string& links, const MachineLimits& machine,
                      const std::vector<EmulatedCell>& cells) {
   std::ostringstream out;
-  out << tables_header(table_inputs(options),
+  out << tables_header(table_inputs(command),
                        "The paper's Tables 6 and 7, emulated on this machine beside the "
                        "cost model")
       << "# emulation: COLL_TRANSPORT=shaped:ucx COLL_CHECK_ARGS=0 COLL_SHAPE=" << links << "; "
-      << options.iterations << " iteration(s) after " << options.warmup << " warm-up, medians; "
-      << (options.virtual_clock
+      << command.sweep.iterations << " iteration(s) after " << command.sweep.warmup
+      << " warm-up, medians; "
+      << (command.study.virtual_clock
               ? "times on the virtual clock (messages carry their emulated arrival, compute "
                 "advances it, each reduction takes the preset's gamma)"
               : "times divided by K")
@@ -264,7 +268,7 @@ std::string markdown(const Options& options, const std::string& links, const Mac
       << "# deviation = (emulated - model) / model; this machine: " << machine.cores
       << " cores at load " << number(machine.others_load) << ", a thread wakes "
       << ms(machine.wake_s * 1e3) << " ms late from a short sleep"
-      << (options.virtual_clock ? " (neither enters virtual times)" : "") << "\n\n"
+      << (command.study.virtual_clock ? " (neither enters virtual times)" : "") << "\n\n"
       << "| model | strategy | GPUs | comm model (ms) | comm emulated (ms) | comm deviation | "
          "exposed model (ms) | exposed emulated (ms) | exposed deviation | iteration model / "
          "emulated (ms) | efficiency model / emulated | CPU load | warning |\n"
@@ -283,7 +287,7 @@ std::string markdown(const Options& options, const std::string& links, const Mac
         << signed_percent(deviation(cell.exposed_ms, m.exposed_ms)) << " | " << ms(m.iteration_ms)
         << " / " << ms(emulated_iteration_ms(cell)) << " | " << percent(m.efficiency) << " / "
         << percent(emulated_efficiency(cell)) << " | "
-        << (options.virtual_clock ? "-" : percent(cell.cpu_load)) << " | "
+        << (command.study.virtual_clock ? "-" : percent(cell.cpu_load)) << " | "
         << (cell.warning.empty() ? "-" : cell.warning) << " |\n";
   }
   return out.str();
@@ -454,11 +458,12 @@ std::string first_come_warning(double room_ms, const TableCell& cell) {
          " ms modelled, which fair links do not (use --clock real)";
 }
 
-int run_emulated_tables(const Options& options) {
-  const auto params = table_params(table_inputs(options));
+int run_emulated_tables(const Command& command) {
+  const auto params = table_params(table_inputs(command));
   const std::string links =
-      shape_of(params, options.time_scale) +
-      (options.virtual_clock ? ",clock=virtual,reduce=" + number(params.gamma_s_per_byte) : "");
+      shape_of(params, command.study.time_scale) +
+      (command.study.virtual_clock ? ",clock=virtual,reduce=" + number(params.gamma_s_per_byte)
+                                   : "");
   const MachineLimits machine = MachineLimits::measure();
   const fs::path dir =
       fs::temp_directory_path() / ("collbench-emulate-" + std::to_string(::getpid()));
@@ -466,24 +471,24 @@ int run_emulated_tables(const Options& options) {
   // The cells' ranks run over shaped links, and `best` (auto) chooses for the table's preset;
   // the argument check's extra message round per all-reduce is libcoll's, not the model's.
   const EmulationRun run{
-      options, table_inputs(options), machine,
+      command, table_inputs(command), machine,
       coll::tools::environment_with({"COLL_TRANSPORT=shaped:ucx", "COLL_SHAPE=" + links,
-                                     "COLL_COST_PRESET=" + table_preset(table_inputs(options)),
+                                     "COLL_COST_PRESET=" + table_preset(table_inputs(command)),
                                      "COLL_CHECK_ARGS=0"}),
       dir};
   std::vector<EmulatedCell> cells;
   for (const auto& model : paper_models()) {
-    if (!options.model.empty() && model != options.model) continue;
+    if (!command.replay.model.empty() && model != command.replay.model) continue;
     for (const auto& strategy : strategies()) {
-      if (!options.strategy.empty() && strategy.name != options.strategy) continue;
-      for (const auto& shape : emulated_shapes(options)) {
+      if (!command.replay.strategy.empty() && strategy.name != command.replay.strategy) continue;
+      for (const auto& shape : emulated_shapes(command)) {
         cells.push_back(
             measure(run, strategy, model, "", shape.table, shape.nodes, shape.ranks_per_node));
       }
     }
   }
   const bool closing_wanted =
-      options.strategy.empty() && (!options.nodes_given || options.nodes == 4);
+      command.replay.strategy.empty() && (!command.job.nodes_given || command.job.nodes == 4);
   const auto closings = closing_wanted ? closing_cells(run, cells) : std::vector<EmulatedClosing>{};
   fs::remove_all(dir);
   nlohmann::ordered_json doc;
@@ -491,8 +496,8 @@ int run_emulated_tables(const Options& options) {
   doc["mode"] = "paper-tables-emulated";
   doc["cost_model"] = params.source;
   doc["shape"] = links;
-  doc["time_scale"] = options.time_scale;
-  doc["clock"] = options.virtual_clock ? "virtual" : "real";
+  doc["time_scale"] = command.study.time_scale;
+  doc["clock"] = command.study.virtual_clock ? "virtual" : "real";
   doc["machine"] = {
       {"cores", machine.cores}, {"load", machine.others_load}, {"wake_ms", machine.wake_s * 1e3}};
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
@@ -512,8 +517,8 @@ int run_emulated_tables(const Options& options) {
   }
   doc["closing"] = closing;
   const int status =
-      print_and_save(markdown(options, links, machine, cells) + closing_markdown(closings),
-                     doc.dump(1) + "\n", options);
+      print_and_save(markdown(command, links, machine, cells) + closing_markdown(closings),
+                     doc.dump(1) + "\n", command.sweep.json_path);
   return failed == 0 ? status : 1;
 }
 

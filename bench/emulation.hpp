@@ -48,6 +48,6 @@ std::string emulation_warning(const coll::study::TableCell& cell, double gradien
 std::string first_come_warning(double room_ms, const coll::study::TableCell& cell);
 
 // Runs the selected cells, prints the markdown (and --json); returns the exit status.
-int run_emulated_tables(const Options& options);
+int run_emulated_tables(const Command& command);
 
 }  // namespace collbench

@@ -47,7 +47,7 @@ std::string describe_params(const model::CostParams& params) {
          reads;
 }
 
-void print_explanation(const coll::Comm& comm, const Options& options) {
+void print_explanation(const coll::Comm& comm, const SweepOptions& options) {
   const coll::Selector& selector = comm.selector();
   if (comm.rank() != 0) return;
   std::printf("%s#   job: %s; buffers %s\n", describe_params(selector.params()).c_str(),

@@ -14,7 +14,7 @@ namespace collbench {
 
 // Every rank calls it (so that a bad preset or calibration file fails on all of them); rank 0
 // prints, before the measurements.
-void print_explanation(const coll::Comm& comm, const Options& options);
+void print_explanation(const coll::Comm& comm, const SweepOptions& options);
 
 // The parameters as a few '#' lines: alpha and beta per link class, gamma, and their source.
 std::string describe_params(const coll::model::CostParams& params);

@@ -31,29 +31,29 @@ struct Iteration {
   std::vector<double> start_s, end_s;  // per bucket, from the iteration's start
 };
 
-ComputeProfile load_profile(const Options& options, const ModelTable& table) {
+ComputeProfile load_profile(const ReplayOptions& replay, const ModelTable& table) {
   std::vector<coll::study::TensorFlops> flops;
   std::vector<std::string> layers;
   for (const auto& tensor : table.tensors) {
     flops.push_back({tensor.layer, tensor.forward_flops});
     layers.push_back(tensor.layer);
   }
-  const ComputeProfile base = options.compute_profile == "p40"
+  const ComputeProfile base = replay.compute_profile == "p40"
                                   ? coll::study::p40_preset(table.model, flops)
-                                  : coll::study::load_profile_csv(options.compute_profile, layers);
-  return coll::study::scale_profile(base, options.compute_scale);
+                                  : coll::study::load_profile_csv(replay.compute_profile, layers);
+  return coll::study::scale_profile(base, replay.compute_scale);
 }
 
-Iteration run_once(coll::Comm& comm, const Options& options, const std::vector<Bucket>& buckets,
-                   const std::vector<double>& ready, const std::vector<std::size_t>& offsets,
-                   std::byte* grads, std::byte* reduced) {
-  const std::size_t elem = coll::dtype_size(options.type);
-  const std::string algorithm = options.algorithms.empty() ? "" : options.algorithms.front();
+Iteration run_once(coll::Comm& comm, const ReplayOptions& replay, const SweepOptions& sweep,
+                   const std::vector<Bucket>& buckets, const std::vector<double>& ready,
+                   const std::vector<std::size_t>& offsets, std::byte* grads, std::byte* reduced) {
+  const std::size_t elem = coll::dtype_size(sweep.type);
+  const std::string algorithm = sweep.algorithms.empty() ? "" : sweep.algorithms.front();
   std::vector<coll::Request> requests;
   auto enqueue = [&](const Bucket& bucket) {
     const std::size_t offset = offsets[bucket.first] * elem;
     requests.push_back(comm.allreduce_async(grads + offset, reduced + offset, bucket.bytes / elem,
-                                            options.type, options.op, algorithm, bucket.first + 1));
+                                            sweep.type, sweep.op, algorithm, bucket.first + 1));
   };
   // The emulated cluster's time: on the virtual clock backward advances it without sleeping.
   namespace clock = coll::cluster_clock;
@@ -62,7 +62,7 @@ Iteration run_once(coll::Comm& comm, const Options& options, const std::vector<B
   std::size_t next = 0;
   for (std::size_t k = 0; k < ready.size(); ++k) {
     clock::sleep_until(start + ready[k]);  // layer k's backward
-    while (options.overlap && next < buckets.size() && buckets[next].last == k + 1) {
+    while (replay.overlap && next < buckets.size() && buckets[next].last == k + 1) {
       enqueue(buckets[next++]);
     }
   }
@@ -96,8 +96,8 @@ std::vector<std::vector<double>> gather_timings(coll::Comm& comm, const Iteratio
   return all;
 }
 
-void write_trace(const Options& options, const ComputeProfile& profile, const ModelTable& table,
-                 const std::vector<Bucket>& buckets,
+void write_trace(const ReplayOptions& replay, const ComputeProfile& profile,
+                 const ModelTable& table, const std::vector<Bucket>& buckets,
                  const std::vector<std::vector<double>>& timings) {
   std::vector<coll::tools::TraceEvent> events;
   const auto ready = profile.ready_s();
@@ -123,15 +123,15 @@ void write_trace(const Options& options, const ComputeProfile& profile, const Mo
                          {"first tensor", table.tensors[buckets[b].first].layer}}});
     }
   }
-  coll::tools::write_chrome_trace(options.trace_path, events);
+  coll::tools::write_chrome_trace(replay.trace_path, events);
 }
 
 }  // namespace
 
-std::size_t run_iteration_replay(coll::Comm& comm, const Options& options) {
-  const ModelTable table =
-      load_model_table(options.models_dir, options.model, options.model_variant);
-  const std::size_t elem = coll::dtype_size(options.type);
+std::size_t run_iteration_replay(coll::Comm& comm, const ReplayOptions& replay,
+                                 const SweepOptions& sweep) {
+  const ModelTable table = load_model_table(replay.models_dir, replay.model, replay.model_variant);
+  const std::size_t elem = coll::dtype_size(sweep.type);
   std::vector<std::size_t> offsets, tensor_bytes;
   std::vector<std::string> layers;
   std::size_t total = 0;
@@ -141,13 +141,13 @@ std::size_t run_iteration_replay(coll::Comm& comm, const Options& options) {
     layers.push_back(tensor.layer);
     total += tensor.elements;
   }
-  const ComputeProfile profile = load_profile(options, table);
-  const std::string algorithm = options.algorithms.empty() ? "" : options.algorithms.front();
+  const ComputeProfile profile = load_profile(replay, table);
+  const std::string algorithm = sweep.algorithms.empty() ? "" : sweep.algorithms.front();
   // The model's time (or lead), in seconds, of this run's algorithm at `bytes`; 0 where it has no
   // formula.
   auto modelled_s = [&](std::size_t bytes, double ModelPrediction::*field) {
     const auto predicted =
-        predict_for(comm, algorithm, bytes, options.buffers == coll::Sharing::WithPeers);
+        predict_for(comm, algorithm, bytes, sweep.buffers == coll::Sharing::WithPeers);
     return predicted ? (*predicted).*field * 1e-6 : 0.0;
   };
   const coll::study::AllreduceCost cost = [&](std::size_t bytes) {
@@ -156,20 +156,20 @@ std::size_t run_iteration_replay(coll::Comm& comm, const Options& options) {
   const coll::study::AllreduceLead lead = [&](std::size_t bytes) {
     return modelled_s(bytes, &ModelPrediction::lead_us);
   };
-  const auto plan = coll::study::make_plan(coll::study::parse_policy(options.fusion), tensor_bytes,
+  const auto plan = coll::study::make_plan(coll::study::parse_policy(replay.fusion), tensor_bytes,
                                            profile, cost, layers);
   // Tensors sit back to back in one gradient buffer, so every bucket is contiguous: fused
   // all-reduces run in place on it, with no packing.
-  coll::BufferPool pool(options.buffers);
+  coll::BufferPool pool(sweep.buffers);
   auto grads = pool.acquire(total * elem + 64);
   auto reduced = pool.acquire(total * elem + 64);
-  fill_input(options.type, options.op, comm.rank(), grads.data(), total);
+  fill_input(sweep.type, sweep.op, comm.rank(), grads.data(), total);
 
   const auto ready = profile.ready_s();
   std::vector<Iteration> iterations;
-  for (int i = 0; i < options.warmup + options.iterations; ++i) {
+  for (int i = 0; i < sweep.warmup + sweep.iterations; ++i) {
     Iteration it =
-        run_once(comm, options, plan.buckets, ready, offsets, grads.data(), reduced.data());
+        run_once(comm, replay, sweep, plan.buckets, ready, offsets, grads.data(), reduced.data());
     // Exposed communication is what remains after the slowest rank's backward: a rank whose
     // emulated compute woke late delays the others' all-reduces, which is compute, not
     // communication (the model's ranks are identical).
@@ -178,14 +178,14 @@ std::size_t run_iteration_replay(coll::Comm& comm, const Options& options) {
     // So is communication: one rank's sum depends on the order its messages took on shared
     // links, which the emulated links decide by arrival on this machine.
     it.comm_s = max_over_ranks(comm, it.comm_s);
-    if (i >= options.warmup) iterations.push_back(std::move(it));
+    if (i >= sweep.warmup) iterations.push_back(std::move(it));
   }
   const std::size_t wrong =
-      options.check ? sum_over_ranks(comm, count_wrong(options.type, options.op, comm.size(),
-                                                       reduced.data(), total))
-                    : 0;
-  const auto timings = options.trace_path.empty() ? std::vector<std::vector<double>>{}
-                                                  : gather_timings(comm, iterations.back());
+      sweep.check ? sum_over_ranks(
+                        comm, count_wrong(sweep.type, sweep.op, comm.size(), reduced.data(), total))
+                  : 0;
+  const auto timings = replay.trace_path.empty() ? std::vector<std::vector<double>>{}
+                                                 : gather_timings(comm, iterations.back());
   if (comm.rank() != 0) return wrong;
 
   std::vector<double> iteration_s, comm_s, backward_s;
@@ -197,7 +197,7 @@ std::size_t run_iteration_replay(coll::Comm& comm, const Options& options) {
   const double measured = median(iteration_s), backward = median(backward_s);
   const double communication = median(comm_s);
   const double exposed = std::max(0.0, measured - backward);
-  const auto simulated = options.overlap
+  const auto simulated = replay.overlap
                              ? coll::study::simulate_wfbp(plan.buckets, profile, cost, lead)
                              : coll::study::simulate_no_overlap(plan.buckets, profile, cost, lead);
   auto percent = [](double model, double real) {
@@ -209,13 +209,13 @@ std::size_t run_iteration_replay(coll::Comm& comm, const Options& options) {
   std::printf("# compute profile: %s\n", profile.source.c_str());
   std::printf("# fusion %s: %zu buckets%s%s; overlap %s; algorithm %s\n", plan.policy.c_str(),
               plan.buckets.size(), plan.note.empty() ? "" : " - ", plan.note.c_str(),
-              options.overlap ? "on (WFBP: each bucket starts when its last gradient is ready)"
-                              : "off (all after backward)",
+              replay.overlap ? "on (WFBP: each bucket starts when its last gradient is ready)"
+                             : "off (all after backward)",
               algorithm.empty() ? "default" : algorithm.c_str());
   std::printf(
       "# iterations %d (after %d warm-up); medians; iteration, backward and communication = "
       "slowest rank's\n",
-      options.iterations, options.warmup);
+      sweep.iterations, sweep.warmup);
   std::printf("#%-24s %12s %12s %8s\n", "", "measured", "model", "error");
   std::printf(" %-24s %9.3f ms %9.3f ms\n", "backward (compute)", backward * 1e3,
               simulated.backward_s * 1e3);
@@ -228,7 +228,7 @@ std::size_t run_iteration_replay(coll::Comm& comm, const Options& options) {
   std::printf(" %-24s %9.1f %% %9.1f %%\n", "hidden fraction",
               communication > 0 ? (1 - exposed / communication) * 100 : 100.0,
               simulated.hidden_fraction * 100);
-  std::printf("wrong elements       %zu%s\n", wrong, options.check ? "" : " (check disabled)");
+  std::printf("wrong elements       %zu%s\n", wrong, sweep.check ? "" : " (check disabled)");
 
   const Iteration& last = iterations.back();
   coll::tools::JsonWriter json;
@@ -240,7 +240,7 @@ std::size_t run_iteration_replay(coll::Comm& comm, const Options& options) {
       .field("ranks", comm.size())
       .field("nodes", comm.num_nodes())
       .field("fusion", plan.policy)
-      .field("overlap", options.overlap)
+      .field("overlap", replay.overlap)
       .field("compute_profile", profile.source)
       .field("backward_ms", backward * 1e3)
       .field("iteration_ms", measured * 1e3)
@@ -249,7 +249,7 @@ std::size_t run_iteration_replay(coll::Comm& comm, const Options& options) {
       .field("model_iteration_ms", simulated.iteration_s * 1e3)
       .field("model_exposed_ms", simulated.exposed_s * 1e3)
       .field("wrong", wrong);
-  if (options.per_layer) {
+  if (replay.per_layer) {
     std::printf("#\n# buckets of the last iteration (rank 0), ms from the iteration's start\n");
     std::printf("#%6s %8s %12s %10s %10s %10s\n", "bucket", "tensors", "bytes", "ready", "start",
                 "end");
@@ -257,7 +257,7 @@ std::size_t run_iteration_replay(coll::Comm& comm, const Options& options) {
   json.begin_array("buckets");
   for (std::size_t b = 0; b < plan.buckets.size(); ++b) {
     const double ready_ms = ready[plan.buckets[b].last - 1] * 1e3;
-    if (options.per_layer) {
+    if (replay.per_layer) {
       std::printf(" %6zu %8zu %12zu %10.3f %10.3f %10.3f\n", b,
                   plan.buckets[b].last - plan.buckets[b].first, plan.buckets[b].bytes, ready_ms,
                   last.start_s[b] * 1e3, last.end_s[b] * 1e3);
@@ -270,11 +270,11 @@ std::size_t run_iteration_replay(coll::Comm& comm, const Options& options) {
         .end_object();
   }
   json.end_array().end_object();
-  if (!options.json_path.empty()) json.save(options.json_path);
-  if (!options.trace_path.empty()) {
-    write_trace(options, profile, table, plan.buckets, timings);
+  if (!sweep.json_path.empty()) json.save(sweep.json_path);
+  if (!replay.trace_path.empty()) {
+    write_trace(replay, profile, table, plan.buckets, timings);
     std::printf("# trace written to %s (open in chrome://tracing or ui.perfetto.dev)\n",
-                options.trace_path.c_str());
+                replay.trace_path.c_str());
   }
   return wrong;
 }

@@ -11,6 +11,7 @@
 namespace collbench {
 
 // Runs on every rank; rank 0 prints and writes JSON / the trace. Returns the wrong elements.
-std::size_t run_iteration_replay(coll::Comm& comm, const Options& options);
+std::size_t run_iteration_replay(coll::Comm& comm, const ReplayOptions& replay,
+                                 const SweepOptions& sweep);
 
 }  // namespace collbench

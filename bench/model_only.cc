@@ -29,12 +29,11 @@ namespace {
 
 namespace model = coll::model;
 
-model::Shape shape_of(const Options& options) {
-  if (options.node_sizes.empty())
-    return model::Shape::uniform(options.nodes, options.ranks_per_node);
+model::Shape shape_of(const JobShape& job) {
+  if (job.node_sizes.empty()) return model::Shape::uniform(job.nodes, job.ranks_per_node);
   std::vector<int> node_of_rank;
-  for (std::size_t node = 0; node < options.node_sizes.size(); ++node) {
-    node_of_rank.insert(node_of_rank.end(), static_cast<std::size_t>(options.node_sizes[node]),
+  for (std::size_t node = 0; node < job.node_sizes.size(); ++node) {
+    node_of_rank.insert(node_of_rank.end(), static_cast<std::size_t>(job.node_sizes[node]),
                         static_cast<int>(node));
   }
   return model::Shape::from_node_of_rank(node_of_rank);
@@ -42,9 +41,9 @@ model::Shape shape_of(const Options& options) {
 
 // The cost parameters the ranks would price with: --cost-preset, else COLL_COST_PRESET, else
 // the calibration file or this-vm.
-model::CostParams params_of(const Options& options, const coll::Config& config) {
+model::CostParams params_of(const LibrarySettings& library, const coll::Config& config) {
   return model::resolve_params(config.cost_preset,
-                               options.cost_preset.empty() ? "COLL_COST_PRESET" : "--cost-preset");
+                               library.cost_preset.empty() ? "COLL_COST_PRESET" : "--cost-preset");
 }
 
 // The servers and levels the library's tuning sets (its algorithms' options, or their defaults).
@@ -58,43 +57,44 @@ void place_as_tuned(IterationSetup& setup, const coll::Tuning& tuning) {
 // The setup the options describe: a strategy's, or --algo/--fusion/--overlap with the library's
 // tuning (COLL_PS_SERVERS, COLL_PS_DEDICATED, COLL_HIER_INTER and the flags for them) as the
 // ranks would have it.
-IterationSetup setup_of(const Options& options, const ModelTable& table) {
-  const coll::Config config = library_config(options);
+IterationSetup setup_of(const Command& command, const ModelTable& table) {
+  const coll::Config config = library_config(command.library);
   const coll::Tuning& tuning = config.tuning;
   IterationSetup setup;
-  setup.shape = shape_of(options);
-  setup.params = params_of(options, config);
-  setup.algorithm = options.algorithms.empty() ? config.algorithm : options.algorithms.front();
-  if (options.algorithms.size() > 1) {
+  setup.shape = shape_of(command.job);
+  setup.params = params_of(command.library, config);
+  setup.algorithm =
+      command.sweep.algorithms.empty() ? config.algorithm : command.sweep.algorithms.front();
+  if (command.sweep.algorithms.size() > 1) {
     throw coll::Error(coll::Status::InvalidArgument,
                       "--model-only replays one algorithm per iteration; --algo lists " +
-                          std::to_string(options.algorithms.size()));
+                          std::to_string(command.sweep.algorithms.size()));
   }
   place_as_tuned(setup, tuning);
-  setup.fusion = options.fusion;
-  setup.overlap = options.overlap;
+  setup.fusion = command.replay.fusion;
+  setup.overlap = command.replay.overlap;
   const int batch = coll::study::p40_batch_size(table.model);
   setup.batch_per_gpu =
-      options.batch_per_node ? std::max(1, batch / setup.shape.max_local()) : batch;
-  setup.compute_scale = options.compute_scale;
-  setup.compute_profile = options.compute_profile;
-  setup.element_bytes = coll::dtype_size(options.type);
+      command.study.batch_per_node ? std::max(1, batch / setup.shape.max_local()) : batch;
+  setup.compute_scale = command.replay.compute_scale;
+  setup.compute_profile = command.replay.compute_profile;
+  setup.element_bytes = coll::dtype_size(command.sweep.type);
   return setup;
 }
 
-void save(const Options& options, const nlohmann::ordered_json& doc) {
-  if (options.json_path.empty()) return;
-  std::ofstream out(options.json_path);
+void save(const std::string& json_path, const nlohmann::ordered_json& doc) {
+  if (json_path.empty()) return;
+  std::ofstream out(json_path);
   out << doc.dump(1) << "\n";
   if (!out.flush()) {
-    throw coll::Error(coll::Status::SystemError, "cannot write " + options.json_path);
+    throw coll::Error(coll::Status::SystemError, "cannot write " + json_path);
   }
 }
 
-int model_iteration_report(const Options& options) {
-  const ModelTable table =
-      load_model_table(options.models_dir, options.model, options.model_variant);
-  const IterationSetup setup = setup_of(options, table);
+int model_iteration_report(const Command& command) {
+  const ModelTable table = load_model_table(command.replay.models_dir, command.replay.model,
+                                            command.replay.model_variant);
+  const IterationSetup setup = setup_of(command, table);
   const auto start = std::chrono::steady_clock::now();
   const ModelledIteration it = model_iteration(table, setup);
   const double simulated_ms =
@@ -104,17 +104,18 @@ int model_iteration_report(const Options& options) {
     algorithms += (algorithms.empty() ? "" : ", ") + name + " x" + std::to_string(count);
   }
   std::printf("# collbench --model-only: %s (%s, %s gradients), %s\n", table.model.c_str(),
-              table.variant.c_str(), std::string(coll::dtype_name(options.type)).c_str(),
+              table.variant.c_str(), std::string(coll::dtype_name(command.sweep.type)).c_str(),
               setup.shape.describe().c_str());
   std::printf("# cost model: %s\n# compute: %s; batch %d per GPU\n", setup.params.source.c_str(),
               it.profile.source.c_str(), setup.batch_per_gpu);
-  std::printf("# %s%s; fusion %s: %zu buckets (%s); overlap %s\n",
-              options.strategy.empty() ? "" : ("strategy " + options.strategy + ": ").c_str(),
-              ("algorithm " + setup.algorithm +
-               (setup.algorithm.starts_with("hierarchical") ? " + " + setup.inter : ""))
-                  .c_str(),
-              it.fusion.c_str(), it.buckets.size(), algorithms.empty() ? "-" : algorithms.c_str(),
-              setup.overlap ? "on" : "off");
+  std::printf(
+      "# %s%s; fusion %s: %zu buckets (%s); overlap %s\n",
+      command.replay.strategy.empty() ? "" : ("strategy " + command.replay.strategy + ": ").c_str(),
+      ("algorithm " + setup.algorithm +
+       (setup.algorithm.starts_with("hierarchical") ? " + " + setup.inter : ""))
+          .c_str(),
+      it.fusion.c_str(), it.buckets.size(), algorithms.empty() ? "-" : algorithms.c_str(),
+      setup.overlap ? "on" : "off");
   std::printf(" %-24s %10.3f ms\n", "forward", it.forward_s * 1e3);
   std::printf(" %-24s %10.3f ms\n", "backward", it.backward_s * 1e3);
   std::printf(" %-24s %10.3f ms\n", "communication (sum)", it.comm_s * 1e3);
@@ -123,12 +124,12 @@ int model_iteration_report(const Options& options) {
   std::printf(" %-24s %10.1f %%\n", "hidden fraction", it.timeline.hidden_fraction * 100);
   std::printf("# planned and simulated in %.1f ms on this machine\n", simulated_ms);
   nlohmann::ordered_json buckets = nlohmann::ordered_json::array();
-  if (options.per_layer)
+  if (command.replay.per_layer)
     std::printf("#%6s %8s %12s %10s %10s %10s\n", "bucket", "tensors", "bytes", "ready", "start",
                 "end");
   for (std::size_t b = 0; b < it.buckets.size(); ++b) {
     const auto& timing = it.timeline.buckets[b];
-    if (options.per_layer) {
+    if (command.replay.per_layer) {
       std::printf(" %6zu %8zu %12zu %10.3f %10.3f %10.3f\n", b,
                   it.buckets[b].last - it.buckets[b].first, it.buckets[b].bytes,
                   timing.ready_s * 1e3, timing.start_s * 1e3, timing.end_s * 1e3);
@@ -139,39 +140,40 @@ int model_iteration_report(const Options& options) {
                        {"start_ms", timing.start_s * 1e3},
                        {"end_ms", timing.end_s * 1e3}});
   }
-  save(options, {{"tool", "collbench"},
-                 {"mode", "model-only-iteration"},
-                 {"model", table.model},
-                 {"variant", table.variant},
-                 {"strategy", options.strategy},
-                 {"ranks", setup.shape.ranks},
-                 {"nodes", setup.shape.nodes},
-                 {"cost_model", setup.params.source},
-                 {"algorithm", setup.algorithm},
-                 {"fusion", it.fusion},
-                 {"overlap", setup.overlap},
-                 {"batch_per_gpu", setup.batch_per_gpu},
-                 {"forward_ms", it.forward_s * 1e3},
-                 {"backward_ms", it.backward_s * 1e3},
-                 {"comm_ms", it.comm_s * 1e3},
-                 {"exposed_ms", it.exposed_s * 1e3},
-                 {"iteration_ms", it.iteration_s * 1e3},
-                 {"simulated_ms", simulated_ms},
-                 {"buckets", buckets}});
-  if (!options.trace_path.empty()) {  // the model's timeline is the same on every rank
+  save(command.sweep.json_path, {{"tool", "collbench"},
+                                 {"mode", "model-only-iteration"},
+                                 {"model", table.model},
+                                 {"variant", table.variant},
+                                 {"strategy", command.replay.strategy},
+                                 {"ranks", setup.shape.ranks},
+                                 {"nodes", setup.shape.nodes},
+                                 {"cost_model", setup.params.source},
+                                 {"algorithm", setup.algorithm},
+                                 {"fusion", it.fusion},
+                                 {"overlap", setup.overlap},
+                                 {"batch_per_gpu", setup.batch_per_gpu},
+                                 {"forward_ms", it.forward_s * 1e3},
+                                 {"backward_ms", it.backward_s * 1e3},
+                                 {"comm_ms", it.comm_s * 1e3},
+                                 {"exposed_ms", it.exposed_s * 1e3},
+                                 {"iteration_ms", it.iteration_s * 1e3},
+                                 {"simulated_ms", simulated_ms},
+                                 {"buckets", buckets}});
+  if (!command.replay.trace_path.empty()) {  // the model's timeline is the same on every rank
     coll::tools::write_chrome_trace(
-        options.trace_path, coll::study::simulation_events(it.timeline, it.buckets, it.profile, 0));
-    std::printf("# modelled timeline written to %s\n", options.trace_path.c_str());
+        command.replay.trace_path,
+        coll::study::simulation_events(it.timeline, it.buckets, it.profile, 0));
+    std::printf("# modelled timeline written to %s\n", command.replay.trace_path.c_str());
   }
   return 0;
 }
 
-int model_sweep_report(const Options& options) {
-  const model::Shape shape = shape_of(options);
-  const coll::Config config = library_config(options);
+int model_sweep_report(const Command& command) {
+  const model::Shape shape = shape_of(command.job);
+  const coll::Config config = library_config(command.library);
   const coll::Tuning& tuning = config.tuning;
-  const model::CostParams params = params_of(options, config);
-  std::vector<std::string> algorithms = options.algorithms;
+  const model::CostParams params = params_of(command.library, config);
+  std::vector<std::string> algorithms = command.sweep.algorithms;
   if (algorithms.empty()) algorithms.push_back(config.algorithm);
   std::printf("# collbench --model-only size sweep: %s\n# cost model: %s\n",
               shape.describe().c_str(), params.source.c_str());
@@ -192,9 +194,9 @@ int model_sweep_report(const Options& options) {
   std::printf("# %12s %-20s %12s %10s %10s  %s\n", "size (B)", "algorithm", "time (us)", "algbw",
               "busbw", "detail");
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-  const std::size_t elem = coll::dtype_size(options.type);
-  for (std::size_t bytes = options.min_bytes; bytes <= options.max_bytes;
-       bytes *= options.step_factor) {
+  const std::size_t elem = coll::dtype_size(command.sweep.type);
+  for (std::size_t bytes = command.sweep.min_bytes; bytes <= command.sweep.max_bytes;
+       bytes *= command.sweep.step_factor) {
     const std::size_t message = bytes / elem * elem;
     for (const auto& name : algorithms) {
       IterationSetup setup;
@@ -221,19 +223,20 @@ int model_sweep_report(const Options& options) {
     }
     if (bytes == 0) break;
   }
-  save(options, {{"tool", "collbench"},
-                 {"mode", "model-only-sweep"},
-                 {"ranks", shape.ranks},
-                 {"nodes", shape.nodes},
-                 {"cost_model", params.source},
-                 {"results", rows}});
+  save(command.sweep.json_path, {{"tool", "collbench"},
+                                 {"mode", "model-only-sweep"},
+                                 {"ranks", shape.ranks},
+                                 {"nodes", shape.nodes},
+                                 {"cost_model", params.source},
+                                 {"results", rows}});
   return 0;
 }
 
 }  // namespace
 
-int run_model_only(const Options& options) {
-  return options.model.empty() ? model_sweep_report(options) : model_iteration_report(options);
+int run_model_only(const Command& command) {
+  return command.replay.model.empty() ? model_sweep_report(command)
+                                      : model_iteration_report(command);
 }
 
 }  // namespace collbench

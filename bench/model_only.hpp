@@ -9,6 +9,6 @@
 namespace collbench {
 
 // Prints, writes --json / --trace; throws coll::Error for what cannot be modelled.
-int run_model_only(const Options& options);
+int run_model_only(const Command& command);
 
 }  // namespace collbench

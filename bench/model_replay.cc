@@ -21,18 +21,18 @@ namespace {
 // Per-iteration times (slowest rank): [0] the whole iteration, [1 + k] tensor k.
 using IterationTimes = std::vector<double>;
 
-IterationTimes replay_once(coll::Comm& comm, const Options& options, const ModelTable& table,
+IterationTimes replay_once(coll::Comm& comm, const SweepOptions& sweep, const ModelTable& table,
                            const std::vector<std::size_t>& offsets, std::byte* grads,
                            std::byte* reduced) {
-  const std::size_t elem = coll::dtype_size(options.type);
-  const std::string algorithm = options.algorithms.empty() ? "" : options.algorithms.front();
+  const std::size_t elem = coll::dtype_size(sweep.type);
+  const std::string algorithm = sweep.algorithms.empty() ? "" : sweep.algorithms.front();
   IterationTimes times(table.tensors.size() + 1);
   comm.barrier();  // every rank starts the iteration together, as after a synchronous step
   const double start = coll::now_seconds();
   for (std::size_t k = 0; k < table.tensors.size(); ++k) {
     const double begin = coll::now_seconds();
     comm.allreduce(grads + offsets[k] * elem, reduced + offsets[k] * elem,
-                   table.tensors[k].elements, options.type, options.op, algorithm);
+                   table.tensors[k].elements, sweep.type, sweep.op, algorithm);
     times[k + 1] = coll::now_seconds() - begin;
   }
   times[0] = coll::now_seconds() - start;
@@ -69,31 +69,30 @@ void print_per_layer(const ModelTable& table, const std::vector<IterationTimes>&
 
 }  // namespace
 
-std::size_t run_model_replay(coll::Comm& comm, const Options& options) {
-  const ModelTable table =
-      load_model_table(options.models_dir, options.model, options.model_variant);
+std::size_t run_model_replay(coll::Comm& comm, const ReplayOptions& replay,
+                             const SweepOptions& sweep) {
+  const ModelTable table = load_model_table(replay.models_dir, replay.model, replay.model_variant);
   const bool lead = comm.rank() == 0;
-  const std::size_t elem = coll::dtype_size(options.type);
+  const std::size_t elem = coll::dtype_size(sweep.type);
   // One flat gradient buffer and one result buffer, tensors at consecutive offsets.
   const std::vector<std::size_t> offsets = table.flat_offsets();
   const std::size_t total = table.total_elements();
-  coll::BufferPool pool(options.buffers);
+  coll::BufferPool pool(sweep.buffers);
   auto grads = pool.acquire(total * elem + 64);
   auto reduced = pool.acquire(total * elem + 64);
-  fill_input(options.type, options.op, comm.rank(), grads.data(), total);
+  fill_input(sweep.type, sweep.op, comm.rank(), grads.data(), total);
 
-  Progress progress("replay " + options.model, std::size_t(options.warmup + options.iterations),
-                    lead);
+  Progress progress("replay " + replay.model, std::size_t(sweep.warmup + sweep.iterations), lead);
   std::vector<IterationTimes> iterations;
-  for (int i = 0; i < options.warmup + options.iterations; ++i) {
-    auto times = replay_once(comm, options, table, offsets, grads.data(), reduced.data());
-    if (i >= options.warmup) iterations.push_back(std::move(times));
+  for (int i = 0; i < sweep.warmup + sweep.iterations; ++i) {
+    auto times = replay_once(comm, sweep, table, offsets, grads.data(), reduced.data());
+    if (i >= sweep.warmup) iterations.push_back(std::move(times));
     progress.update(std::size_t(i + 1));
   }
   const std::size_t wrong =
-      options.check ? sum_over_ranks(comm, count_wrong(options.type, options.op, comm.size(),
-                                                       reduced.data(), total))
-                    : 0;
+      sweep.check ? sum_over_ranks(
+                        comm, count_wrong(sweep.type, sweep.op, comm.size(), reduced.data(), total))
+                  : 0;
   if (!lead) return wrong;
   progress.clear();
 
@@ -103,7 +102,7 @@ std::size_t run_model_replay(coll::Comm& comm, const Options& options) {
   const double fastest = *std::min_element(per_iteration.begin(), per_iteration.end());
   const double slowest = *std::max_element(per_iteration.begin(), per_iteration.end());
   const std::size_t bytes = total * elem;
-  const std::string algorithm = options.algorithms.empty() ? "default" : options.algorithms.front();
+  const std::string algorithm = sweep.algorithms.empty() ? "default" : sweep.algorithms.front();
 
   std::printf("# collbench model-gradient replay: %s (%s)\n", table.model.c_str(),
               table.variant.c_str());
@@ -113,17 +112,17 @@ std::size_t run_model_replay(coll::Comm& comm, const Options& options) {
       "# %d ranks on %d node(s), algorithm %s, fusion none (one all-reduce per tensor), "
       "%s %s\n",
       comm.size(), comm.num_nodes(), algorithm.c_str(),
-      std::string(coll::dtype_name(options.type)).c_str(),
-      std::string(coll::op_name(options.op)).c_str());
+      std::string(coll::dtype_name(sweep.type)).c_str(),
+      std::string(coll::op_name(sweep.op)).c_str());
   std::printf("# iterations %d (after %d warm-up), time = slowest rank per iteration\n",
-              options.iterations, options.warmup);
+              sweep.iterations, sweep.warmup);
   std::printf("tensors              %zu\n", table.tensors.size());
   std::printf("elements             %zu\n", total);
   std::printf("bytes                %zu\n", bytes);
   std::printf("aggregation time     %.3f ms per iteration (median; min %.3f, max %.3f)\n",
               med * 1e3, fastest * 1e3, slowest * 1e3);
   std::printf("algbw                %.3f GB/s (bytes / median time)\n", double(bytes) / med / 1e9);
-  std::printf("wrong elements       %zu%s\n", wrong, options.check ? "" : " (check disabled)");
+  std::printf("wrong elements       %zu%s\n", wrong, sweep.check ? "" : " (check disabled)");
 
   coll::tools::JsonWriter json;
   json.begin_object()
@@ -136,7 +135,7 @@ std::size_t run_model_replay(coll::Comm& comm, const Options& options) {
       .field("nodes", comm.num_nodes())
       .field("algorithm", algorithm)
       .field("fusion", "none")
-      .field("type", coll::dtype_name(options.type))
+      .field("type", coll::dtype_name(sweep.type))
       .field("tensors", table.tensors.size())
       .field("elements", total)
       .field("bytes", bytes)
@@ -144,13 +143,13 @@ std::size_t run_model_replay(coll::Comm& comm, const Options& options) {
       .field("min_ms", fastest * 1e3)
       .field("max_ms", slowest * 1e3)
       .field("wrong", wrong)
-      .field("checked", options.check);
+      .field("checked", sweep.check);
   json.begin_array("iteration_ms");
   for (double t : per_iteration) json.element(t * 1e3);
   json.end_array();
-  if (options.per_layer) print_per_layer(table, iterations, elem, json);
+  if (replay.per_layer) print_per_layer(table, iterations, elem, json);
   json.end_object();
-  if (!options.json_path.empty()) json.save(options.json_path);
+  if (!sweep.json_path.empty()) json.save(sweep.json_path);
   return wrong;
 }
 

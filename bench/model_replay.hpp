@@ -8,6 +8,7 @@
 namespace collbench {
 
 // Runs on every rank; rank 0 prints and writes JSON. Returns the total wrong elements.
-std::size_t run_model_replay(coll::Comm& comm, const Options& options);
+std::size_t run_model_replay(coll::Comm& comm, const ReplayOptions& replay,
+                             const SweepOptions& sweep);
 
 }  // namespace collbench

@@ -49,15 +49,15 @@ bool given(const po::variables_map& values, const std::string& flag) {
 
 // --strategy NAME: the strategy's algorithm, fusion, overlap and model table, and the library
 // settings its placement needs (library_config). Flags it would override are refused.
-void apply_strategy(Options& options, const po::variables_map& values) {
+void apply_strategy(Command& command, const po::variables_map& values) {
   const Strategy* strategy = nullptr;
   try {
-    strategy = &find_strategy(options.strategy);
+    strategy = &find_strategy(command.replay.strategy);
   } catch (const coll::Error& error) {
     throw UsageError(std::string("--strategy: ") + error.what());
   }
   // `best` has no table of its own: it replays the --model-variant given, else the default.
-  const std::string& variant = strategy->variant_for(options.model);
+  const std::string& variant = strategy->variant_for(command.replay.model);
   for (const char* flag : {"algo", "fusion", "overlap", "model-variant"}) {
     if (std::string(flag) == "model-variant" && variant.empty()) continue;
     if (given(values, flag)) {
@@ -65,18 +65,19 @@ void apply_strategy(Options& options, const po::variables_map& values) {
                        "; give one or the other");
     }
   }
-  options.algorithms = {strategy->algorithm};
-  options.fusion = strategy->fusion;
-  options.overlap = strategy->overlap;
-  if (!variant.empty()) options.model_variant = variant;
+  command.sweep.algorithms = {strategy->algorithm};
+  command.replay.fusion = strategy->fusion;
+  command.replay.overlap = strategy->overlap;
+  if (!variant.empty()) command.replay.model_variant = variant;
   // The tables place every cell's servers themselves; a replay's ranks read the placement.
-  if (options.paper_tables || options.scaling) return;
+  if (command.paper_tables || command.scaling) return;
   if (strategy->servers_per_node && values.count("ps-servers") > 0) {
     throw UsageError("--strategy " + strategy->name +
                      " places one parameter server per node; give --ps-servers or --strategy");
   }
-  const int nodes =
-      options.node_sizes.empty() ? options.nodes : static_cast<int>(options.node_sizes.size());
+  const int nodes = command.job.node_sizes.empty()
+                        ? command.job.nodes
+                        : static_cast<int>(command.job.node_sizes.size());
   const auto refuse_conflict = [&](const char* variable, const std::string& value) {
     const char* set = std::getenv(variable);
     if (set != nullptr && value != set) {
@@ -87,41 +88,41 @@ void apply_strategy(Options& options, const po::variables_map& values) {
   };
   if (!strategy->inter.empty()) {
     refuse_conflict("COLL_HIER_INTER", strategy->inter);
-    options.hier_inter = strategy->inter;
+    command.library.hier_inter = strategy->inter;
   }
   if (strategy->servers_per_node) {
     refuse_conflict("COLL_PS_SERVERS", std::to_string(nodes));
-    options.ps_servers = nodes;
+    command.library.ps_servers = nodes;
   }
 }
 
 // --ps-servers and --ps-dedicated place the servers of `ps` (directly, across nodes, or chosen
 // by `auto`): with any other algorithm, or more servers than ranks, they would be ignored.
-void check_server_flags(const Options& options, const po::variables_map& values, bool dedicated) {
+void check_server_flags(const Command& command, const po::variables_map& values, bool dedicated) {
   if (dedicated && values.count("ps-servers") == 0 && std::getenv("COLL_PS_SERVERS") == nullptr) {
     throw UsageError("--ps-dedicated places the --ps-servers servers; give --ps-servers too");
   }
   if (values.count("ps-servers") == 0) return;
-  int ranks = options.nodes * options.ranks_per_node;
-  if (!options.node_sizes.empty()) {
+  int ranks = command.job.nodes * command.job.ranks_per_node;
+  if (!command.job.node_sizes.empty()) {
     ranks = 0;
-    for (int size : options.node_sizes) ranks += size;
+    for (int size : command.job.node_sizes) ranks += size;
   }
-  if (options.ps_servers > ranks) {
-    throw UsageError("--ps-servers " + std::to_string(options.ps_servers) + " is more than the " +
-                     std::to_string(ranks) + " ranks of this job");
+  if (command.library.ps_servers > ranks) {
+    throw UsageError("--ps-servers " + std::to_string(command.library.ps_servers) +
+                     " is more than the " + std::to_string(ranks) + " ranks of this job");
   }
   const char* inter = std::getenv("COLL_HIER_INTER");
   const bool ps_across_nodes = inter != nullptr && std::string(inter) == "ps";
-  for (const auto& name : options.algorithms) {
+  for (const auto& name : command.sweep.algorithms) {
     if (name == "ps" || name == "auto" || (name.starts_with("hierarchical") && ps_across_nodes))
       return;
   }
-  if (options.algorithms.empty()) return;  // the library's default may choose ps
+  if (command.sweep.algorithms.empty()) return;  // the library's default may choose ps
   throw UsageError(
       "--ps-servers places the servers of --algo ps (or of COLL_HIER_INTER=ps); "
       "--algo " +
-      options.algorithms.front() + " has none");
+      command.sweep.algorithms.front() + " has none");
 }
 
 // What collbench does is chosen by the flags that name a mode; each mode parses only the flags
@@ -170,8 +171,8 @@ const char* mode_name(Mode mode) {
 
 }  // namespace
 
-Options parse_options(int argc, const char* const* argv) {
-  Options options;
+Command parse_options(int argc, const char* const* argv) {
+  Command command;
   std::string node_sizes, batch_per = "gpu", clock = "real";
   bool ps_dedicated = false;
   std::string min_bytes = "8", max_bytes = "32M", type = "float", op = "sum", algo,
@@ -184,31 +185,32 @@ Options parse_options(int argc, const char* const* argv) {
       datatype, algorithm, json, soak_group, table, replay, iteration, compute, trace, strategy,
       batch, model_only, paper_tables, scaling, emulate, emulation, preset, measuring;
   basics.add_options()("help,h", "print this help")("version", "print the version and exit");
-  nodes.add_options()("nodes", po::value(&options.nodes)->default_value(1),
+  nodes.add_options()("nodes", po::value(&command.job.nodes)->default_value(1),
                       "nodes to run (emulated on this machine: COLL_NODE is set per rank)");
-  per_node.add_options()("ranks-per-node,g", po::value(&options.ranks_per_node)->default_value(1),
+  per_node.add_options()("ranks-per-node,g",
+                         po::value(&command.job.ranks_per_node)->default_value(1),
                          "ranks per node (GPUs per node in the paper's terms)")(
-      "gpus-per-node", po::value(&options.ranks_per_node), "alias of --ranks-per-node");
+      "gpus-per-node", po::value(&command.job.ranks_per_node), "alias of --ranks-per-node");
   uneven.add_options()(
       "node-sizes", po::value(&node_sizes),
       "uneven nodes: ranks on each node, e.g. 3,2 (instead of --nodes/--ranks-per-node)");
   servers.add_options()(
-      "ps-servers", po::value(&options.ps_servers),
+      "ps-servers", po::value(&command.library.ps_servers),
       "parameter-server shards for --algo ps (sets COLL_PS_SERVERS; default every rank)")(
       "ps-dedicated", po::bool_switch(&ps_dedicated),
       "the last --ps-servers ranks serve instead of one per node (sets COLL_PS_DEDICATED=1)");
   sizes.add_options()("minbytes,b", po::value(&min_bytes)->default_value("8"),
                       "smallest message, bytes (K/M/G suffixes)")(
-      "stepfactor,f", po::value(&options.step_factor)->default_value(2),
+      "stepfactor,f", po::value(&command.sweep.step_factor)->default_value(2),
       "multiply the size by this between steps (>= 2)");
   largest.add_options()("maxbytes,e", po::value(&max_bytes)->default_value("32M"),
                         "largest message, bytes");
-  timing.add_options()("iters,n", po::value(&options.iterations)->default_value(20),
-                       "timed iterations per size")("warmup_iters,w",
-                                                    po::value(&options.warmup)->default_value(5),
-                                                    "untimed warm-up iterations per size");
+  timing.add_options()("iters,n", po::value(&command.sweep.iterations)->default_value(20),
+                       "timed iterations per size")(
+      "warmup_iters,w", po::value(&command.sweep.warmup)->default_value(5),
+      "untimed warm-up iterations per size");
   measure.add_options()(
-      "rounds", po::value(&options.rounds),
+      "rounds", po::value(&command.sweep.rounds),
       "measure every size this many times, the algorithms of --algo alternating (in reverse "
       "order every other round), and report each one's median (default 5 with several "
       "algorithms, 1 with one; --tune: 5)")("check,c", po::value(&check)->default_value(1),
@@ -225,58 +227,58 @@ Options parse_options(int argc, const char* const* argv) {
   algorithm.add_options()(
       "algo", po::value(&algo),
       "all-reduce algorithm(s), comma separated, 'auto' (the cost model's choice) or 'all'");
-  json.add_options()("json", po::value(&options.json_path),
+  json.add_options()("json", po::value(&command.sweep.json_path),
                      "write every number printed to this JSON file");
-  soak_group.add_options()("soak", po::value(&options.soak_ops),
+  soak_group.add_options()("soak", po::value(&command.soak.ops),
                            "run N random operations (collectives, sizes, types, ops, algorithms, "
                            "in or out of place, blocking, queued, fused), each checked exactly, "
                            "with guard bytes and RSS samples; -e caps a call's bytes, --algo the "
                            "algorithms")(
       "seed", po::value<std::uint64_t>(),
       "the soak's random seed (default: drawn and printed); the same seed and ranks repeat it");
-  table.add_options()("model-gradients", po::value(&options.model),
+  table.add_options()("model-gradients", po::value(&command.replay.model),
                       "replay a model's per-layer gradients: alexnet, googlenet, resnet50")(
-      "models-dir", po::value(&options.models_dir)->default_value(default_models_dir()),
+      "models-dir", po::value(&command.replay.models_dir)->default_value(default_models_dir()),
       "directory of the model tables");
   replay.add_options()(
-      "model-variant", po::value(&options.model_variant),
+      "model-variant", po::value(&command.replay.model_variant),
       "model definition the tensors come from (default per model; see bench/models)")(
-      "per-layer", po::bool_switch(&options.per_layer), "print the per-tensor breakdown");
+      "per-layer", po::bool_switch(&command.replay.per_layer), "print the per-tensor breakdown");
   iteration.add_options()(
-      "fusion", po::value(&options.fusion)->default_value("none"),
+      "fusion", po::value(&command.replay.fusion)->default_value("none"),
       "gradient fusion: none, layer, threshold:BYTES (Horovod), buckets:BYTES (DDP), mgwfbp, "
-      "auto")("overlap", po::bool_switch(&options.overlap),
+      "auto")("overlap", po::bool_switch(&command.replay.overlap),
               "replay a training iteration: backward emulated layer by layer, each bucket's "
               "all-reduce starting when its last gradient is ready");
   compute.add_options()("compute-profile",
-                        po::value(&options.compute_profile)->default_value("p40"),
+                        po::value(&command.replay.compute_profile)->default_value("p40"),
                         "per-layer backward times: p40 (from FLOPs, see docs) or a CSV file "
                         "(index|layer,backward_ms)")(
-      "compute-scale", po::value(&options.compute_scale)->default_value(1.0),
+      "compute-scale", po::value(&command.replay.compute_scale)->default_value(1.0),
       "multiply the compute profile's times");
-  trace.add_options()("trace", po::value(&options.trace_path),
+  trace.add_options()("trace", po::value(&command.replay.trace_path),
                       "write a Chrome-trace JSON timeline of every rank");
-  strategy.add_options()("strategy", po::value(&options.strategy),
+  strategy.add_options()("strategy", po::value(&command.replay.strategy),
                          "a framework's aggregation strategy (sets --algo, --fusion, --overlap and "
                          "the model table): cntk, mxnet, tensorflow, caffe-mpi, horovod, ddp, "
                          "best; 'list' describes them");
-  model_only.add_options()("model-only", po::bool_switch(&options.model_only),
+  model_only.add_options()("model-only", po::bool_switch(&command.model_only),
                            "cost model and iteration simulator only, any shape (up to 1024 "
                            "nodes): a modelled sweep, or a modelled iteration with "
                            "--model-gradients");
   paper_tables.add_options()(
-      "paper-tables", po::bool_switch(&options.paper_tables),
+      "paper-tables", po::bool_switch(&command.paper_tables),
       "the paper's Tables 6 and 7 for every model and strategy, modelled (markdown; --json)");
   scaling.add_options()(
-      "scaling", po::bool_switch(&options.scaling),
+      "scaling", po::bool_switch(&command.scaling),
       "every model and strategy at 64-4096 GPUs, modelled (--ranks-per-node, default 8)");
   emulate.add_options()(
-      "emulate", po::bool_switch(&options.emulate),
+      "emulate", po::bool_switch(&command.study.emulate),
       "with --paper-tables: measure every cell up to 16 ranks over links shaped like the preset's "
       "(COLL_TRANSPORT=shaped:ucx), model beside emulation; --model-gradients, --strategy, "
       "--nodes and --ranks-per-node select cells; see docs/emulation.md");
   emulation.add_options()(
-      "time-scale", po::value(&options.time_scale)->default_value(50),
+      "time-scale", po::value(&command.study.time_scale)->default_value(50),
       "with --emulate: links and compute run K times slower and times are divided by K, so that "
       "links faster than this machine can be emulated")(
       "clock", po::value(&clock)->default_value("real"),
@@ -287,18 +289,18 @@ Options parse_options(int argc, const char* const* argv) {
       "batch-per", po::value(&batch_per)->default_value("gpu"),
       "the model's batch (alexnet 1024, googlenet 128, resnet50 32) is per gpu or per node");
   preset.add_options()(
-      "cost-preset", po::value(&options.cost_preset),
+      "cost-preset", po::value(&command.library.cost_preset),
       "use a preset instead of the calibration: p40-ib56 (alias p40-cluster), ethernet-10g, "
       "dgx1-ib100, this-vm, or a preset file (sets COLL_COST_PRESET)");
-  measuring.add_options()("calibrate", po::bool_switch(&options.calibrate),
+  measuring.add_options()("calibrate", po::bool_switch(&command.calibrate),
                           "measure alpha/beta per link class and gamma, save them "
                           "(COLL_CALIBRATION_FILE, default ~/.cache/libcoll/calibration.txt), "
                           "exit")(
-      "tune", po::bool_switch(&options.tune),
+      "tune", po::bool_switch(&command.tune),
       "measure every available algorithm (or --algo's) at this job's shape over -b/-e/-f and "
       "write the fastest per size to the decision table `auto` reads (COLL_TUNING_FILE, default "
       "~/.cache/libcoll/tuning.txt), exit")(
-      "explain", po::bool_switch(&options.explain),
+      "explain", po::bool_switch(&command.explain),
       "print every algorithm's predicted time and terms per size, and the choice");
 
   // --help shows every flag, by topic.
@@ -374,71 +376,73 @@ Options parse_options(int argc, const char* const* argv) {
   }
   std::ostringstream help;
   help << all;
-  options.help_text = help.str();
-  options.help = values.count("help") > 0;
-  options.version = values.count("version") > 0;
+  command.help_text = help.str();
+  command.help = values.count("help") > 0;
+  command.version = values.count("version") > 0;
 
-  options.ranks_per_node_given = given(values, "ranks-per-node") || given(values, "gpus-per-node");
-  options.nodes_given = given(values, "nodes");
-  if (options.nodes < 1 || options.nodes > 1024) throw UsageError("--nodes must be in [1, 1024]");
-  if (options.ranks_per_node < 1 || options.ranks_per_node > 256) {
+  command.job.ranks_per_node_given =
+      given(values, "ranks-per-node") || given(values, "gpus-per-node");
+  command.job.nodes_given = given(values, "nodes");
+  if (command.job.nodes < 1 || command.job.nodes > 1024)
+    throw UsageError("--nodes must be in [1, 1024]");
+  if (command.job.ranks_per_node < 1 || command.job.ranks_per_node > 256) {
     throw UsageError("--ranks-per-node must be in [1, 256]");
   }
   if (!node_sizes.empty()) {
     try {
-      options.node_sizes = coll::tools::parse_node_sizes(node_sizes);
+      command.job.node_sizes = coll::tools::parse_node_sizes(node_sizes);
     } catch (const coll::Error& error) {
       throw UsageError(error.what());
     }
   }
   if (values.count("ps-servers") > 0) {
-    if (options.ps_servers < 1 || options.ps_servers > 65536) {
+    if (command.library.ps_servers < 1 || command.library.ps_servers > 65536) {
       throw UsageError("--ps-servers must be in [1, 65536]");
     }
   }
-  options.ps_dedicated = ps_dedicated;
+  command.library.ps_dedicated = ps_dedicated;
   if (batch_per != "gpu" && batch_per != "node") {
     throw UsageError("--batch-per takes gpu or node, not '" + batch_per + "'");
   }
-  options.batch_per_node = batch_per == "node";
-  options.min_bytes = parse_bytes(min_bytes, "-b/--minbytes");
-  options.max_bytes = parse_bytes(max_bytes, "-e/--maxbytes");
-  if (options.min_bytes > options.max_bytes) {
+  command.study.batch_per_node = batch_per == "node";
+  command.sweep.min_bytes = parse_bytes(min_bytes, "-b/--minbytes");
+  command.sweep.max_bytes = parse_bytes(max_bytes, "-e/--maxbytes");
+  if (command.sweep.min_bytes > command.sweep.max_bytes) {
     throw UsageError("-b/--minbytes (" + min_bytes + ") is larger than -e/--maxbytes (" +
                      max_bytes + ")");
   }
-  if (options.step_factor < 2) throw UsageError("-f/--stepfactor must be at least 2");
-  if (options.iterations < 1) throw UsageError("-n/--iters must be at least 1");
-  if (options.warmup < 0) throw UsageError("-w/--warmup_iters must not be negative");
-  if (values.count("rounds") > 0 && options.rounds < 1) {
+  if (command.sweep.step_factor < 2) throw UsageError("-f/--stepfactor must be at least 2");
+  if (command.sweep.iterations < 1) throw UsageError("-n/--iters must be at least 1");
+  if (command.sweep.warmup < 0) throw UsageError("-w/--warmup_iters must not be negative");
+  if (values.count("rounds") > 0 && command.sweep.rounds < 1) {
     throw UsageError("--rounds must be at least 1");
   }
   if (check != 0 && check != 1) throw UsageError("-c/--check takes 0 or 1");
-  options.check = check == 1 && !no_check;
+  command.sweep.check = check == 1 && !no_check;
   if (buffers != "shared" && buffers != "private") {
     throw UsageError("--buffers takes shared or private, not '" + buffers + "'");
   }
-  options.buffers = buffers == "shared" ? coll::Sharing::WithPeers : coll::Sharing::Private;
-  if (values.count("seed") > 0) options.seed = values["seed"].as<std::uint64_t>();
-  if (mode == Mode::Soak && options.soak_ops < 1) {
+  command.sweep.buffers = buffers == "shared" ? coll::Sharing::WithPeers : coll::Sharing::Private;
+  if (values.count("seed") > 0) command.soak.seed = values["seed"].as<std::uint64_t>();
+  if (mode == Mode::Soak && command.soak.ops < 1) {
     throw UsageError("--soak needs at least one operation");
   }
   const auto parsed_type = coll::parse_dtype(type);
   if (!parsed_type) throw UsageError("-d/--datatype: unknown data type '" + type + "'");
-  options.type = *parsed_type;
+  command.sweep.type = *parsed_type;
   const auto parsed_op = coll::parse_op(op);
   if (!parsed_op) throw UsageError("-o/--op: unknown operation '" + op + "'");
-  options.op = *parsed_op;
+  command.sweep.op = *parsed_op;
 
   const auto parsed_collective = parse_sweep_kind(collective);
   if (!parsed_collective) {
     throw UsageError("--coll: unknown collective '" + collective +
                      "'; known: " + sweep_kind_names());
   }
-  options.collective = *parsed_collective;
-  if (options.collective != SweepKind::AllReduce &&
-      (!algo.empty() || options.explain || !options.model.empty() || options.calibrate ||
-       options.tune)) {
+  command.sweep.collective = *parsed_collective;
+  if (command.sweep.collective != SweepKind::AllReduce &&
+      (!algo.empty() || command.explain || !command.replay.model.empty() || command.calibrate ||
+       command.tune)) {
     throw UsageError("--coll " + collective +
                      " sweeps sizes with the collective's one algorithm (no --algo, --explain, "
                      "--model-gradients, --calibrate or --tune)");
@@ -448,12 +452,12 @@ Options parse_options(int argc, const char* const* argv) {
   // "all" stands for every available algorithm, also inside a list ("all,auto").
   for (const auto& name : split_list(algo)) {
     if (name == "all") {
-      options.algorithms.insert(options.algorithms.end(), known.begin(), known.end());
+      command.sweep.algorithms.insert(command.sweep.algorithms.end(), known.begin(), known.end());
     } else {
-      options.algorithms.push_back(name);
+      command.sweep.algorithms.push_back(name);
     }
   }
-  for (const auto& name : options.algorithms) {
+  for (const auto& name : command.sweep.algorithms) {
     if (name == "auto" || std::find(known.begin(), known.end(), name) != known.end()) continue;
     std::string list;
     for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
@@ -464,96 +468,100 @@ Options parse_options(int argc, const char* const* argv) {
                                   : "unknown algorithm '" + name + "'") +
                      "; available: " + list + ", auto, all");
   }
-  if (!options.cost_preset.empty()) {
+  if (!command.library.cost_preset.empty()) {
     try {
-      coll::model::preset_or_throw(options.cost_preset, "--cost-preset");
+      coll::model::preset_or_throw(command.library.cost_preset, "--cost-preset");
     } catch (const coll::Error& error) {
       throw UsageError(error.what());
     }
   }
-  if (!(options.time_scale >= 1) || options.time_scale > 1e5) {
+  if (!(command.study.time_scale >= 1) || command.study.time_scale > 1e5) {
     throw UsageError("--time-scale must be in [1, 100000]");
   }
   if (clock != "real" && clock != "virtual") {
     throw UsageError("--clock takes real or virtual, not '" + clock + "'");
   }
-  options.virtual_clock = clock == "virtual";
-  if (options.emulate && !options.trace_path.empty() &&
-      (!options.virtual_clock || options.model.empty() || options.strategy.empty() ||
-       !options.nodes_given || !options.ranks_per_node_given)) {
+  command.study.virtual_clock = clock == "virtual";
+  if (command.study.emulate && !command.replay.trace_path.empty() &&
+      (!command.study.virtual_clock || command.replay.model.empty() ||
+       command.replay.strategy.empty() || !command.job.nodes_given ||
+       !command.job.ranks_per_node_given)) {
     throw UsageError(
         "--trace with --emulate draws one cell's timeline in the cluster's time: give "
         "--clock virtual, --model-gradients, --strategy, --nodes and --ranks-per-node");
   }
-  if (options.virtual_clock) {
+  if (command.study.virtual_clock) {
     if (given(values, "time-scale")) {
       throw UsageError("--time-scale slows the real clock; the virtual clock needs none");
     }
-    options.time_scale = 1;
+    command.study.time_scale = 1;
   }
-  if (options.emulate) {  // an emulated iteration takes K times its modelled time
-    if (!given(values, "iters")) options.iterations = 3;
-    if (!given(values, "warmup_iters")) options.warmup = 1;
+  if (command.study.emulate) {  // an emulated iteration takes K times its modelled time
+    if (!given(values, "iters")) command.sweep.iterations = 3;
+    if (!given(values, "warmup_iters")) command.sweep.warmup = 1;
   }
-  options.strategy_list = options.strategy == "list";
-  if (!options.strategy.empty() && !options.strategy_list) {
-    apply_strategy(options, values);
+  command.strategy_list = command.replay.strategy == "list";
+  if (!command.replay.strategy.empty() && !command.strategy_list) {
+    apply_strategy(command, values);
   }
-  if (options.scaling || options.paper_tables) options.model_only = true;
-  check_server_flags(options, values, ps_dedicated);
-  if (options.rounds > 0 && (!options.model.empty() || options.model_only || options.calibrate)) {
+  if (command.scaling || command.paper_tables) command.model_only = true;
+  check_server_flags(command, values, ps_dedicated);
+  if (command.sweep.rounds > 0 &&
+      (!command.replay.model.empty() || command.model_only || command.calibrate)) {
     throw UsageError(
         "--rounds repeats a size sweep's or --tune's measurements; it does not apply "
         "to --model-gradients, --model-only, --paper-tables, --scaling or "
         "--calibrate");
   }
-  if (options.scaling && !options.ranks_per_node_given) options.ranks_per_node = 8;
-  if (options.scaling && 64 % options.ranks_per_node != 0) {
+  if (command.scaling && !command.job.ranks_per_node_given) command.job.ranks_per_node = 8;
+  if (command.scaling && 64 % command.job.ranks_per_node != 0) {
     throw UsageError(
         "--scaling runs 64 to 4096 GPUs in nodes of --ranks-per-node, which must "
         "divide 64 (1, 2, 4, 8, 16, 32 or 64)");
   }
   try {
-    coll::study::parse_policy(options.fusion);
+    coll::study::parse_policy(command.replay.fusion);
   } catch (const coll::Error& error) {
     throw UsageError(std::string("--fusion: ") + error.what());
   }
-  if (!(options.compute_scale > 0) || options.compute_scale > 1e6) {
+  if (!(command.replay.compute_scale > 0) || command.replay.compute_scale > 1e6) {
     throw UsageError("--compute-scale must be a positive factor");
   }
-  options.iteration_replay = options.overlap || given(values, "fusion") ||
-                             !options.trace_path.empty() || given(values, "compute-profile") ||
-                             given(values, "compute-scale") || !options.strategy.empty();
-  if (options.iteration_replay && options.model.empty() && !options.paper_tables &&
-      !options.scaling && !options.strategy_list) {
+  command.replay.iteration_replay =
+      command.replay.overlap || given(values, "fusion") || !command.replay.trace_path.empty() ||
+      given(values, "compute-profile") || given(values, "compute-scale") ||
+      !command.replay.strategy.empty();
+  if (command.replay.iteration_replay && command.replay.model.empty() && !command.paper_tables &&
+      !command.scaling && !command.strategy_list) {
     throw UsageError(
         "--overlap, --fusion, --compute-profile, --compute-scale, --trace and --strategy need "
         "--model-gradients");
   }
-  if (options.tune && (!options.model.empty() || options.calibrate || options.model_only)) {
+  if (command.tune && (!command.replay.model.empty() || command.calibrate || command.model_only)) {
     throw UsageError(
         "--tune measures a size sweep: no --model-gradients, --calibrate or modelled mode");
   }
-  if (!options.model.empty()) {
+  if (!command.replay.model.empty()) {
     try {  // validate now, in the launcher, rather than in every rank
-      load_model_table(options.models_dir, options.model, options.model_variant);
+      load_model_table(command.replay.models_dir, command.replay.model,
+                       command.replay.model_variant);
     } catch (const coll::Error& error) {
       throw UsageError(std::string("--model-gradients: ") + error.what());
     }
   }
-  return options;
+  return command;
 }
 
-coll::Config library_config(const Options& options) {
+coll::Config library_config(const LibrarySettings& settings) {
   coll::Config config = coll::Config::from_environment();
-  if (!options.cost_preset.empty()) config.cost_preset = options.cost_preset;
+  if (!settings.cost_preset.empty()) config.cost_preset = settings.cost_preset;
   // The parameter server's and hierarchical's own options (coll::describe_algorithm_options).
   auto& algorithm_options = config.tuning.algorithm_options;
-  if (options.ps_servers > 0) {
-    algorithm_options.set("COLL_PS_SERVERS", std::to_string(options.ps_servers));
+  if (settings.ps_servers > 0) {
+    algorithm_options.set("COLL_PS_SERVERS", std::to_string(settings.ps_servers));
   }
-  if (options.ps_dedicated) algorithm_options.set("COLL_PS_DEDICATED", "1");
-  if (!options.hier_inter.empty()) algorithm_options.set("COLL_HIER_INTER", options.hier_inter);
+  if (settings.ps_dedicated) algorithm_options.set("COLL_PS_DEDICATED", "1");
+  if (!settings.hier_inter.empty()) algorithm_options.set("COLL_HIER_INTER", settings.hier_inter);
   return config;
 }
 

@@ -21,18 +21,28 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-struct Options {
-  // Job shape (used by the launcher; ranks read the environment).
+// Each part below is filled by the parser of its own flags; a mode function takes the parts it
+// reads (main.cc hands them out), so a field of another mode is out of its reach.
+
+// The job's shape: the launcher starts it; the modelled modes price it.
+struct JobShape {
   int nodes = 1;
   int ranks_per_node = 1;
-  std::vector<int> node_sizes;  // --node-sizes 3,2: uneven nodes (overrides the two above)
-  // The library settings flags give (library_config): 0 / false / "" leave the COLL_* one.
-  int ps_servers = 0;                 // --ps-servers, or --strategy's one per node
-  bool ps_dedicated = false;          // --ps-dedicated
-  std::string hier_inter;             // --strategy's inter-node algorithm of hierarchical
+  std::vector<int> node_sizes;        // --node-sizes 3,2: uneven nodes (overrides the two above)
+  bool nodes_given = false;           // --nodes on the command line (an emulation filter)
   bool ranks_per_node_given = false;  // --ranks-per-node on the command line
+};
 
-  // Sweep mode, nccl-tests style.
+// The library settings flags give (library_config): 0 / false / "" leave the COLL_* one.
+struct LibrarySettings {
+  std::string cost_preset;    // --cost-preset: a preset name or a preset file
+  int ps_servers = 0;         // --ps-servers, or --strategy's one per node
+  bool ps_dedicated = false;  // --ps-dedicated
+  std::string hier_inter;     // --strategy's inter-node algorithm of hierarchical
+};
+
+// A size sweep, nccl-tests style, and what --tune, --explain and the replays measure with.
+struct SweepOptions {
   SweepKind collective = SweepKind::AllReduce;  // --coll
   std::size_t min_bytes = 8;
   std::size_t max_bytes = 32u << 20;
@@ -49,13 +59,17 @@ struct Options {
   std::string json_path;
   // --buffers: the benchmark's buffers from allocate_shared (peers of a node map them) or plain.
   coll::Sharing buffers = coll::Sharing::WithPeers;
+};
 
-  // Soak mode: random operations with exact checks (soak.hpp); uses max_bytes and algorithms.
-  std::size_t soak_ops = 0;           // --soak N (0: not a soak)
+// --soak N: random operations with exact checks (soak.hpp); -e and --algo come in SweepOptions.
+struct SoakOptions {
+  std::size_t ops = 0;                // --soak N (0: not a soak)
   std::optional<std::uint64_t> seed;  // --seed: the soak's operations (default: drawn, printed)
+};
 
-  // Model replay mode.
-  std::string model;  // empty: sweep mode
+// A model's gradients, replayed by ranks or modelled.
+struct ReplayOptions {
+  std::string model;  // empty: no model
   std::string model_variant;
   std::string models_dir;
   bool per_layer = false;
@@ -66,26 +80,36 @@ struct Options {
   double compute_scale = 1.0;
   std::string trace_path;         // Chrome-trace JSON of every rank's timeline
   bool iteration_replay = false;  // any of the above given: replay with emulated compute
+  std::string strategy;           // --strategy NAME: algorithm, fusion, overlap and model table
+};
 
-  // Strategies and the model-only modes (no process launched).
-  std::string strategy;         // --strategy NAME: algorithm, fusion, overlap and model table
-  bool strategy_list = false;   // --strategy list
-  bool model_only = false;      // cost model + iteration simulator only
-  bool paper_tables = false;    // the paper's Tables 6 and 7, modelled
-  bool scaling = false;         // every strategy and model at 64-4096 GPUs, modelled
+// The paper's study: modelled tables and their emulated cells.
+struct StudyOptions {
   bool batch_per_node = false;  // --batch-per node: the model's batch is split over a node's GPUs
   // --paper-tables --emulate: every cell this machine can host measured over shaped links.
   bool emulate = false;
   double time_scale = 50;  // --time-scale K: links and compute K times slower, times / K
   // --clock virtual: the emulated cluster's time is a virtual clock (K = 1), not this machine's.
   bool virtual_clock = false;
-  bool nodes_given = false;  // --nodes on the command line (an emulation filter)
+};
 
-  // Cost model.
-  bool calibrate = false;   // measure alpha/beta/gamma, save them, exit
-  bool tune = false;        // measure every algorithm per size, write the decision table, exit
-  bool explain = false;     // print every algorithm's prediction per size before measuring
-  std::string cost_preset;  // --cost-preset: a preset name or a preset file
+// What collbench was asked to do: the mode's flags and the parts the modes read.
+struct Command {
+  JobShape job;
+  LibrarySettings library;
+  SweepOptions sweep;
+  SoakOptions soak;
+  ReplayOptions replay;
+  StudyOptions study;
+
+  // Modes (with none: a sweep, or a model replay with --model-gradients).
+  bool strategy_list = false;  // --strategy list
+  bool model_only = false;     // cost model + iteration simulator only (no process launched)
+  bool paper_tables = false;   // the paper's Tables 6 and 7, modelled
+  bool scaling = false;        // every strategy and model at 64-4096 GPUs, modelled
+  bool calibrate = false;      // measure alpha/beta/gamma, save them, exit
+  bool tune = false;           // measure every algorithm per size, write the decision table, exit
+  bool explain = false;        // print every algorithm's prediction per size before measuring
 
   bool help = false;
   bool version = false;  // --version: print the tool and library versions, exit
@@ -93,11 +117,11 @@ struct Options {
 };
 
 // Throws UsageError with a one-line message for any bad input.
-Options parse_options(int argc, const char* const* argv);
+Command parse_options(int argc, const char* const* argv);
 
 // The settings the library runs with in this process: the COLL_* environment with the flags that
 // stand for some of it applied (--cost-preset, --ps-servers, --ps-dedicated, --strategy's
 // placement). Ranks apply them to their own communicator; the tool sets no variable.
-coll::Config library_config(const Options& options);
+coll::Config library_config(const LibrarySettings& settings);
 
 }  // namespace collbench

@@ -10,14 +10,15 @@
 namespace collbench {
 
 // The tables' inputs as the flags give them.
-coll::study::TableInputs table_inputs(const Options& options);
+coll::study::TableInputs table_inputs(const Command& command);
 
-// Prints `markdown` and writes `json` to --json when given; returns the exit status.
-int print_and_save(const std::string& markdown, const std::string& json, const Options& options);
+// Prints `markdown` and writes `json` to `json_path` (--json) when given; returns the exit status.
+int print_and_save(const std::string& markdown, const std::string& json,
+                   const std::string& json_path);
 
 // --paper-tables (with --emulate: emulation.hpp) / --model-only --scaling: prints, writes --json;
 // returns the exit status.
-int run_paper_tables(const Options& options);
-int run_scaling(const Options& options);
+int run_paper_tables(const Command& command);
+int run_scaling(const Command& command);
 
 }  // namespace collbench

@@ -161,8 +161,8 @@ Problems run_op(coll::Comm& comm, const SoakOp& op) {
   return found;
 }
 
-std::vector<std::string> soak_algorithms(const Options& options) {
-  if (!options.algorithms.empty()) return options.algorithms;
+std::vector<std::string> soak_algorithms(const SweepOptions& sweep) {
+  if (!sweep.algorithms.empty()) return sweep.algorithms;
   auto algorithms = coll::Comm::algorithms();
   algorithms.push_back("auto");
   algorithms.push_back("");  // the communicator's default
@@ -195,20 +195,20 @@ double largest_rss(const std::vector<Sample>& samples, std::size_t from, std::si
 
 }  // namespace
 
-std::size_t run_soak(coll::Comm& comm, const Options& options) {
+std::size_t run_soak(coll::Comm& comm, const SoakOptions& soak, const SweepOptions& sweep) {
   const bool lead = comm.rank() == 0;
-  std::uint64_t seed = options.seed ? *options.seed : std::random_device()();
+  std::uint64_t seed = soak.seed ? *soak.seed : std::random_device()();
   comm.broadcast(&seed, &seed, 1, coll::DataType::Uint64, 0);  // rank 0's draw, when not given
-  const auto algorithms = soak_algorithms(options);
-  const SoakPlan plan(seed, comm.size(), options.max_bytes, algorithms);
-  const std::size_t ops = options.soak_ops;
+  const auto algorithms = soak_algorithms(sweep);
+  const SoakPlan plan(seed, comm.size(), sweep.max_bytes, algorithms);
+  const std::size_t ops = soak.ops;
   const std::size_t interval = (ops + kSamples - 1) / kSamples;
   const std::string rerun = "rerun with --seed " + std::to_string(seed) + " on the same ranks";
   if (lead) {
     std::printf("# collbench soak: %zu operations on %d ranks (%d node(s)), seed %llu\n", ops,
                 comm.size(), comm.num_nodes(), static_cast<unsigned long long>(seed));
     std::printf("# algorithms %s; at most %zu bytes per call; every result checked exactly\n",
-                joined(algorithms).c_str(), options.max_bytes);
+                joined(algorithms).c_str(), sweep.max_bytes);
     std::printf("# %10s %10s %12s %10s %10s\n", "ops", "calls", "rss MiB max", "problems",
                 "time (s)");
     std::fflush(stdout);
@@ -273,7 +273,7 @@ std::size_t run_soak(coll::Comm& comm, const Options& options) {
                 static_cast<unsigned long long>(seed));
     std::fflush(stdout);
   }
-  if (lead && !options.json_path.empty()) {
+  if (lead && !sweep.json_path.empty()) {
     coll::tools::JsonWriter json;
     json.begin_object()
         .field("tool", "collbench")
@@ -283,7 +283,7 @@ std::size_t run_soak(coll::Comm& comm, const Options& options) {
         .field("seed", std::to_string(seed))
         .field("ops", ops)
         .field("calls", calls)
-        .field("max_bytes", options.max_bytes)
+        .field("max_bytes", sweep.max_bytes)
         .field("algorithms", joined(algorithms))
         .begin_array("samples");
     for (const auto& sample : samples) {
@@ -305,7 +305,7 @@ std::size_t run_soak(coll::Comm& comm, const Options& options) {
         .field("rss_growth_allowed_mib", allowed)
         .field("verdict", pass ? "pass" : "fail")
         .end_object();
-    json.save(options.json_path);
+    json.save(sweep.json_path);
   }
   return total.total() + (rss_ok ? 0 : 1);
 }

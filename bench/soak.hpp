@@ -13,6 +13,6 @@ namespace collbench {
 
 // Returns the problems found on all ranks together (wrong elements, overwritten guards, modified
 // inputs) plus one when resident memory kept growing; 0 is a pass.
-std::size_t run_soak(coll::Comm& comm, const Options& options);
+std::size_t run_soak(coll::Comm& comm, const SoakOptions& soak, const SweepOptions& sweep);
 
 }  // namespace collbench

@@ -40,7 +40,7 @@ struct Rounds {
 
 struct SweepCase {
   coll::Comm& comm;
-  const Options& options;
+  const SweepOptions& options;
   const std::string& algorithm;
   std::byte* send;
   std::byte* recv;
@@ -50,7 +50,8 @@ struct SweepCase {
 // its traffic does not fit that definition) under the communicator's tuning; the default and
 // auto, whose algorithm varies with the size, use nccl-tests'. The other collectives use
 // nccl-tests' factor for them (SweepCollective::bus_factor).
-coll::BusFactor bus_column(coll::Comm& comm, const Options& options, const std::string& algorithm) {
+coll::BusFactor bus_column(coll::Comm& comm, const SweepOptions& options,
+                           const std::string& algorithm) {
   if (options.collective != SweepKind::AllReduce) {
     const std::string collective(sweep_kind_name(options.collective));
     const bool per_rank = options.collective == SweepKind::AllGather ||
@@ -67,7 +68,7 @@ coll::BusFactor bus_column(coll::Comm& comm, const Options& options, const std::
 // `total` elements of the swept vector (see SweepCollective for what each collective moves).
 Timed measure(const SweepCase& sweep, std::size_t total, bool in_place) {
   coll::Comm& comm = sweep.comm;
-  const Options& options = sweep.options;
+  const SweepOptions& options = sweep.options;
   const SweepCollective collective(options.collective, comm, options.type, options.op,
                                    sweep.algorithm);
   const std::byte* input = collective.prepare(sweep.send, sweep.recv, total, in_place);
@@ -87,7 +88,7 @@ Timed measure(const SweepCase& sweep, std::size_t total, bool in_place) {
   return result;
 }
 
-Measurement reported(const Options& options, const coll::BusFactor& bus, std::size_t total,
+Measurement reported(const SweepOptions& options, const coll::BusFactor& bus, std::size_t total,
                      const std::vector<double>& rounds_us, std::size_t wrong) {
   Measurement result;
   result.time_us = median(rounds_us);
@@ -98,7 +99,7 @@ Measurement reported(const Options& options, const coll::BusFactor& bus, std::si
   return result;
 }
 
-std::vector<std::size_t> sweep_counts(coll::Comm& comm, const Options& options) {
+std::vector<std::size_t> sweep_counts(coll::Comm& comm, const SweepOptions& options) {
   const SweepCollective collective(options.collective, comm, options.type, options.op, "");
   std::vector<std::size_t> counts;
   for (std::size_t bytes = options.min_bytes; bytes <= options.max_bytes;
@@ -109,7 +110,7 @@ std::vector<std::size_t> sweep_counts(coll::Comm& comm, const Options& options) 
   return counts;
 }
 
-void print_header(const coll::Comm& comm, const Options& options, const std::string& algorithm,
+void print_header(const coll::Comm& comm, const SweepOptions& options, const std::string& algorithm,
                   const coll::BusFactor& bus, int rounds) {
   const std::string collective(sweep_kind_name(options.collective));
   std::printf("# collbench %s sweep: %d ranks on %d node(s), algorithm %s\n", collective.c_str(),
@@ -132,7 +133,7 @@ void print_header(const coll::Comm& comm, const Options& options, const std::str
 // the rows of the summary across algorithms.
 class SweepReport {
  public:
-  SweepReport(coll::Comm& comm, const Options& options, int rounds)
+  SweepReport(coll::Comm& comm, const SweepOptions& options, int rounds)
       : comm_(comm), options_(options), rounds_(rounds), lead_(comm.rank() == 0) {
     json_.begin_object()
         .field("tool", "collbench")
@@ -218,7 +219,7 @@ class SweepReport {
 
  private:
   coll::Comm& comm_;
-  const Options& options_;
+  const SweepOptions& options_;
   const int rounds_;
   const bool lead_;
   coll::tools::JsonWriter json_;
@@ -233,7 +234,7 @@ class SweepReport {
 // alike, where measuring one algorithm's whole sweep after another's would compare times
 // taken minutes apart. One algorithm prints its rows as they come; several print their tables
 // once every size is measured.
-std::size_t run_sweep(coll::Comm& comm, const Options& options) {
+std::size_t run_sweep(coll::Comm& comm, const SweepOptions& options) {
   coll::BufferPool pool(options.buffers);
   auto send = pool.acquire(options.max_bytes + 64);
   auto recv = pool.acquire(options.max_bytes + 64);

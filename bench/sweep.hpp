@@ -7,6 +7,6 @@
 namespace collbench {
 
 // Runs on every rank; rank 0 prints and writes JSON. Returns the total wrong elements.
-std::size_t run_sweep(coll::Comm& comm, const Options& options);
+std::size_t run_sweep(coll::Comm& comm, const SweepOptions& options);
 
 }  // namespace collbench

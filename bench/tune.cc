@@ -38,7 +38,7 @@ struct SizeResult {
 };
 
 // Mean time per call of `algorithm` on the slowest rank, in microseconds (the sweep's timing).
-double time_us(coll::Comm& comm, const Options& options, const std::string& algorithm,
+double time_us(coll::Comm& comm, const SweepOptions& options, const std::string& algorithm,
                const std::byte* send, std::byte* recv, std::size_t count) {
   for (int i = 0; i < options.warmup; ++i) {
     comm.allreduce(send, recv, count, options.type, options.op, algorithm);
@@ -68,7 +68,7 @@ std::string pick_winner(const std::vector<std::string>& algorithms,
   return algorithms[fastest];
 }
 
-std::vector<std::string> tuned_algorithms(const Options& options) {
+std::vector<std::string> tuned_algorithms(const SweepOptions& options) {
   std::vector<std::string> names;
   for (const auto& name :
        options.algorithms.empty() ? coll::Comm::algorithms() : options.algorithms) {
@@ -79,7 +79,7 @@ std::vector<std::string> tuned_algorithms(const Options& options) {
 
 }  // namespace
 
-int run_tune(coll::Comm& comm, const Options& options) {
+int run_tune(coll::Comm& comm, const SweepOptions& options) {
   const bool lead = comm.rank() == 0;
   const std::string path = coll::model::decision_table_path();
   if (path.empty()) {  // every rank sees the same environment: all of them stop here

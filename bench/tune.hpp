@@ -10,6 +10,6 @@ namespace collbench {
 
 // Every rank calls it; rank 0 prints, merges this shape's rules into the table file (the
 // other shapes' rules are kept) and writes --json. Returns the process exit status.
-int run_tune(coll::Comm& comm, const Options& options);
+int run_tune(coll::Comm& comm, const SweepOptions& options);
 
 }  // namespace collbench
