@@ -168,12 +168,14 @@ int model_iteration_report(const Command& command) {
   return 0;
 }
 
-int model_sweep_report(const Command& command) {
-  const model::Shape shape = shape_of(command.job);
-  const coll::Config config = library_config(command.library);
+// The modelled size sweep reads the job's shape, the library's settings and the sweep's flags.
+int model_sweep_report(const JobShape& job, const LibrarySettings& library,
+                       const SweepOptions& sweep) {
+  const model::Shape shape = shape_of(job);
+  const coll::Config config = library_config(library);
   const coll::Tuning& tuning = config.tuning;
-  const model::CostParams params = params_of(command.library, config);
-  std::vector<std::string> algorithms = command.sweep.algorithms;
+  const model::CostParams params = params_of(library, config);
+  std::vector<std::string> algorithms = sweep.algorithms;
   if (algorithms.empty()) algorithms.push_back(config.algorithm);
   std::printf("# collbench --model-only size sweep: %s\n# cost model: %s\n",
               shape.describe().c_str(), params.source.c_str());
@@ -194,9 +196,8 @@ int model_sweep_report(const Command& command) {
   std::printf("# %12s %-20s %12s %10s %10s  %s\n", "size (B)", "algorithm", "time (us)", "algbw",
               "busbw", "detail");
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-  const std::size_t elem = coll::dtype_size(command.sweep.type);
-  for (std::size_t bytes = command.sweep.min_bytes; bytes <= command.sweep.max_bytes;
-       bytes *= command.sweep.step_factor) {
+  const std::size_t elem = coll::dtype_size(sweep.type);
+  for (std::size_t bytes = sweep.min_bytes; bytes <= sweep.max_bytes; bytes *= sweep.step_factor) {
     const std::size_t message = bytes / elem * elem;
     for (const auto& name : algorithms) {
       IterationSetup setup;
@@ -223,20 +224,21 @@ int model_sweep_report(const Command& command) {
     }
     if (bytes == 0) break;
   }
-  save(command.sweep.json_path, {{"tool", "collbench"},
-                                 {"mode", "model-only-sweep"},
-                                 {"ranks", shape.ranks},
-                                 {"nodes", shape.nodes},
-                                 {"cost_model", params.source},
-                                 {"results", rows}});
+  save(sweep.json_path, {{"tool", "collbench"},
+                         {"mode", "model-only-sweep"},
+                         {"ranks", shape.ranks},
+                         {"nodes", shape.nodes},
+                         {"cost_model", params.source},
+                         {"results", rows}});
   return 0;
 }
 
 }  // namespace
 
 int run_model_only(const Command& command) {
-  return command.replay.model.empty() ? model_sweep_report(command)
-                                      : model_iteration_report(command);
+  return command.replay.model.empty()
+             ? model_sweep_report(command.job, command.library, command.sweep)
+             : model_iteration_report(command);
 }
 
 }  // namespace collbench
