@@ -80,7 +80,7 @@ long other_threads_switches() {
 // next.
 TEST(ProgressEngine, ATaskRunHereLeavesAnIdleEngineAsleep) {
   coll::ProgressEngine engine(coll::steady_cost_clock());
-  engine.submit([] {})->wait();  // the engine thread has started
+  engine.submit([] {})->wait();                               // the engine thread has started
   std::this_thread::sleep_for(std::chrono::milliseconds(5));  // and gone to sleep
   const long before = other_threads_switches();
   for (int call = 0; call < 200; ++call) {

@@ -181,7 +181,12 @@ long long algorithm_option_number(const Tuning& tuning, std::string_view variabl
     throw Error(Status::InvalidArgument,
                 "the option '" + std::string(variable) + "' is text, not a number");
   }
-  return std::stoll(algorithm_option(tuning, variable));
+  // Parsed once: the parameter server and hierarchical read their options on every call.
+  const std::string* value = tuning.algorithm_options.find(variable);
+  const std::string variable_name(option.variable);
+  return parse_integer_setting(variable_name.c_str(),
+                               value != nullptr ? *value : std::string(option.default_value),
+                               option.min, option.max);
 }
 
 void check_algorithm_options(const Tuning& tuning) {
