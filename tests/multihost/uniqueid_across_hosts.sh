@@ -21,6 +21,12 @@ hosts_script_begin uniqueid_across_hosts mpirun
 program="$build/tests/uniqueid_program"
 [[ -x "$program" ]] || fail "no $program"
 
+# What the ranks printed, then the end of what mpirun printed (its MPI_ABORT banner hides them).
+printed() { # OUT
+    grep '^rank [0-9]*:' "$1" || true
+    tail -3 "$1"
+}
+
 # The largest of the numbers after WORD ("init 0.123 s") in the ranks' lines.
 slowest() { # OUT WORD
     grep -o "$2 [0-9.]* s" "$1" | awk '{ if ($2 > m) m = $2 } END { printf "%.3f", m }'
@@ -33,10 +39,10 @@ run() { # ID HOSTS RANKS_PER_HOST MODE
     address=$(awk -v h="ch-$id-1" '$1 == h {print $2}' "$(hosts_state_dir "$id")/addresses")
     start_ms=$(($(date +%s%N) / 1000000))
     timeout 120 "$here/mpirun.sh" "$id" -np "$ranks" --map-by node "$program" "$mode" \
-        >"$out" 2>&1 || fail "$hosts x $per: $mode: $(tail -8 "$out")"
+        >"$out" 2>&1 || fail "$hosts x $per: $mode: $(printed "$out")"
     took_ms=$(($(date +%s%N) / 1000000 - start_ms))
     [[ $(grep -c "^rank [0-9]*: $mode ok" "$out") == "$ranks" ]] ||
-        fail "$hosts x $per: $mode: not every rank ok: $(tail -8 "$out")"
+        fail "$hosts x $per: $mode: not every rank ok: $(printed "$out")"
     # Every id names host 1's address (rank 0 runs there) on the hosts' network.
     local pattern="store $address:[0-9]*[ ,]"
     [[ $mode == init ]] || pattern+="then $address:[0-9]*;"

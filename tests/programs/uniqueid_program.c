@@ -141,6 +141,9 @@ static int run_abort_recreate(int across) {
   if (!share_unique_id(&id, first, sizeof first)) return 1;
   if (!init_rank(&comm, id, &took) || !exact_allreduces(comm, "first communicator")) return 1;
 
+  /* The job's abort fails every rank's pending call: without the barrier, a rank still finishing
+   * the last exact all-reduce would fail there (docs/reliability.md). */
+  MPI_Barrier(MPI_COMM_WORLD);
   double failed;
   if (!mismatched_allreduce_fails(comm, rank, &failed)) return 1;
   if (collCommAbort(comm) != collSuccess) {
