@@ -182,9 +182,11 @@ int model_sweep_report(const JobShape& job, const LibrarySettings& library,
   const bool placed = std::any_of(algorithms.begin(), algorithms.end(), [](const auto& name) {
     return name == "ps" || name == "auto" || name.starts_with("hierarchical");
   });
-  if (placed) {  // where the servers and levels are, for the algorithms that have them
-    IterationSetup placement;
-    place_as_tuned(placement, tuning);
+  // Where the servers and levels are (every size's setup starts from it), printed for the
+  // algorithms that have them.
+  IterationSetup placement;
+  place_as_tuned(placement, tuning);
+  if (placed) {
     std::printf(
         "# placement: ps servers %s%s; hierarchical levels %s inside nodes, %s across\n",
         placement.ps_servers > 0 ? std::to_string(placement.ps_servers).c_str() : "every rank",
@@ -200,11 +202,10 @@ int model_sweep_report(const JobShape& job, const LibrarySettings& library,
   for (std::size_t bytes = sweep.min_bytes; bytes <= sweep.max_bytes; bytes *= sweep.step_factor) {
     const std::size_t message = bytes / elem * elem;
     for (const auto& name : algorithms) {
-      IterationSetup setup;
+      IterationSetup setup = placement;
       setup.shape = shape;
       setup.params = params;
       setup.algorithm = name;
-      place_as_tuned(setup, tuning);
       const auto [seconds, chosen] = modelled_allreduce(setup, message);
       const double algbw = seconds > 0 ? message / seconds / 1e9 : 0;
       // The algorithm that ran decides the column: a parameter server's is wkbw*, as a sweep's.

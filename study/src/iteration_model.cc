@@ -36,9 +36,11 @@ std::string level(const IterationSetup& setup, const char* variable) {
   return coll::algorithm_option(tuning_of(setup), variable);
 }
 
+// The prediction under `tuning`, the setup's (tuning_of), which a caller pricing many sizes
+// builds once.
 coll::model::Prediction prediction(const std::string& algorithm, const IterationSetup& setup,
-                                   std::size_t bytes) {
-  const auto priced = coll::predict(algorithm, setup.params, setup.shape, bytes, tuning_of(setup));
+                                   const coll::Tuning& tuning, std::size_t bytes) {
+  const auto priced = coll::predict(algorithm, setup.params, setup.shape, bytes, tuning);
   if (!priced) {
     invalid("algorithm '" + algorithm + "' has no cost formula" +
             (algorithm.starts_with("hierarchical")
@@ -47,6 +49,11 @@ coll::model::Prediction prediction(const std::string& algorithm, const Iteration
                  : std::string()));
   }
   return *priced;
+}
+
+coll::model::Prediction prediction(const std::string& algorithm, const IterationSetup& setup,
+                                   std::size_t bytes) {
+  return prediction(algorithm, setup, tuning_of(setup), bytes);
 }
 
 double predicted(const std::string& algorithm, const IterationSetup& setup, std::size_t bytes) {
@@ -142,9 +149,10 @@ class PriceTable {
     best_.assign(sizes_.size(), {std::numeric_limits<double>::infinity(), ""});
     for (const auto& name : names) {
       for (const IterationSetup& priced : priced_setups(name, setup)) {
-        const auto prices =
-            price_sizes(sizes_, piecewise_linear(name, priced),
-                        [&](std::size_t bytes) { return predicted(name, priced, bytes); });
+        const coll::Tuning tuning = tuning_of(priced);
+        const auto prices = price_sizes(
+            sizes_, piecewise_linear(name, priced),
+            [&](std::size_t bytes) { return prediction(name, priced, tuning, bytes).total_s(); });
         for (std::size_t i = 0; i < sizes_.size(); ++i) {
           if (prices[i] < best_[i].first) best_[i] = {prices[i], name};
         }

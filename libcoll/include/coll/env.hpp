@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace coll {
 
@@ -15,7 +16,7 @@ std::optional<long long> env_integer(const char* name, long long min, long long 
 std::optional<double> env_seconds(const char* name);
 // The integer `text` a setting `name` holds (from the environment or a Config), as env_integer
 // reads it: throws InvalidArgument "NAME='text' is not an integer in [min, max]".
-long long parse_integer_setting(const char* name, const std::string& text, long long min,
+long long parse_integer_setting(std::string_view name, const std::string& text, long long min,
                                 long long max, bool allow_suffix = false);
 
 // Whether an MPI launcher started this process as a rank: Open MPI's mpirun

@@ -118,8 +118,10 @@ std::string cheapest_inter(LevelledCost cost, const model::CostParams& params,
                            const model::Shape& shape, double bytes, const Tuning& tuning) {
   std::string cheapest(kHierInterCandidates[0]);
   double cheapest_s = std::numeric_limits<double>::infinity();
+  Tuning fixed = tuning;
   for (const std::string_view name : kHierInterCandidates) {
-    const auto predicted = cost(params, shape, bytes, with_inter(tuning, name));
+    fixed.algorithm_options.set(kInterOption, std::string(name));
+    const auto predicted = cost(params, shape, bytes, fixed);
     if (predicted && predicted->total_s() < cheapest_s) {
       cheapest = name;
       cheapest_s = predicted->total_s();

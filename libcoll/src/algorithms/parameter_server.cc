@@ -239,13 +239,6 @@ PushAndPull push_and_pull(const model::CostParams& params, const PushPhase& phas
   return out;
 }
 
-// Cost (BytePS, OSDI'20 section 4): push and pull, pipelined; each of the k servers owns M/k. Every
-// rank sends M/k to each other server and every server receives M/k from each other rank; the
-// messages of one rank are posted back to back and pay alpha each (Thakur et al.'s linear
-// exchange), bytes are bounded by the busiest rank port, node NIC and node staging path (the
-// node's intra-node bytes, when the parameters have one). Flat, k = p:
-//   T = 2(p-1)*alpha + 2(p-1)/p*M*beta + (p-1)/p*M*gamma, as the ring;
-// one server of two ranks, S segments: M*beta*(1 + 1/S), where a push, then a pull took 2M*beta.
 // The busiest rank's alphas in both phases, and its last segment of pulls: its work on them,
 // then their bytes.
 struct BusiestRank {

@@ -113,8 +113,7 @@ const AlgorithmOption* find_algorithm_option(std::string_view variable) {
 
 std::string checked_option_value(const AlgorithmOption& option, const std::string& text) {
   if (!option.integer) return text;
-  const std::string variable(option.variable);
-  return std::to_string(parse_integer_setting(variable.c_str(), text, option.min, option.max));
+  return std::to_string(parse_integer_setting(option.variable, text, option.min, option.max));
 }
 
 void read_algorithm_options_from_environment(AlgorithmOptions& options) {
@@ -183,8 +182,7 @@ long long algorithm_option_number(const Tuning& tuning, std::string_view variabl
   }
   // Parsed once: the parameter server and hierarchical read their options on every call.
   const std::string* value = tuning.algorithm_options.find(variable);
-  const std::string variable_name(option.variable);
-  return parse_integer_setting(variable_name.c_str(),
+  return parse_integer_setting(option.variable,
                                value != nullptr ? *value : std::string(option.default_value),
                                option.min, option.max);
 }

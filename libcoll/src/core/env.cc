@@ -43,7 +43,7 @@ std::optional<long long> parse_size(const std::string& text) {
   return value * scale;
 }
 
-long long parse_integer_setting(const char* name, const std::string& text, long long min,
+long long parse_integer_setting(std::string_view name, const std::string& text, long long min,
                                 long long max, bool allow_suffix) {
   std::optional<long long> value;
   if (allow_suffix) {
