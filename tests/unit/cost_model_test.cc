@@ -31,6 +31,7 @@ constexpr std::size_t kLarge = 64u << 20;
 using coll::peer_read_prices::kCrossingLinesAtMostBytes;
 using coll::peer_read_prices::kLineBytes;
 using coll::peer_read_prices::kLineCrossingSeconds;
+using coll::peer_read_prices::kStageAtMostBytes;
 using coll::testing::flat;
 
 double total(std::string_view algorithm, const CostParams& params, const Shape& shape,
@@ -147,18 +148,46 @@ TEST(CostModel, BandwidthOptimalWinsAt64MiBOnAFlatNetwork) {
               total("ring", flat(), Shape::uniform(1, 8), kLarge), 1e-12);
 }
 
-TEST(CostModel, PeerReadPaysASystemCallPerRead) {
-  // Priced per read at the cost its transport measured, peer_read leaves small messages to the
-  // algorithms that send them and keeps the large ones, where it saves memory traffic.
+TEST(CostModel, PeerReadPaysASystemCallPerReadPastTheStagingSize) {
+  // Priced per read at the cost its transport measured, where the inputs are too large to stage.
   CostParams params = flat(1e-6, 1e-10, 1e-10);
   const Shape pair = Shape::uniform(1, 2);
-  const double reads_free = total("peer_read", params, pair, 32 << 10);
+  const double large = 2.0 * kStageAtMostBytes;
+  const double reads_free = total("peer_read", params, pair, large);
   params.transport.peer_read_call_s = 3e-6;
-  // 2 ranks, 32 KiB: one piece of the peer's half of this rank's block, then the peer's block.
-  EXPECT_NEAR(total("peer_read", params, pair, 32 << 10) - reads_free, 2 * 3e-6, 1e-12);
-  const std::vector<std::string> candidates{"ring", "direct", "peer_read"};
-  EXPECT_NE(choose(params, pair, 32 << 10, candidates), "peer_read");
-  EXPECT_EQ(choose(params, pair, kLarge, candidates), "peer_read");
+  // 2 ranks: one read per 256 KiB piece of the peer's half of this rank's block, then the peer's
+  // block.
+  const double pieces = large / 2 / (256 << 10);
+  EXPECT_NEAR(total("peer_read", params, pair, large) - reads_free, (pieces + 1) * 3e-6, 1e-12);
+  EXPECT_EQ(choose(params, pair, large, {"ring", "direct", "peer_read"}), "peer_read");
+}
+
+TEST(CostModel, PlainInputsUpToTheStagingSizeAreCopiedOnceAndLoaded) {
+  // Between processes (reads are system calls) a plain input is staged where the peers map it:
+  // priced as mapped buffers plus one copy of M, and no call; past the size, calls again.
+  CostParams plain = flat(1e-6, 1e-10, 1e-10);
+  plain.transport.peer_read_call_s = 3e-6;
+  CostParams mapped = plain;
+  mapped.call.peer_buffers_mapped = true;
+  const Shape node = Shape::uniform(1, 4);
+  for (const double m : {double(32 << 10), double(kStageAtMostBytes)}) {
+    const auto staged = predict("peer_read", plain, node, m);
+    const auto loaded = predict("peer_read", mapped, node, m);
+    ASSERT_TRUE(staged && loaded);
+    EXPECT_DOUBLE_EQ(staged->latency_s, loaded->latency_s) << m;
+    EXPECT_NEAR(staged->bandwidth_s - loaded->bandwidth_s, m * plain.intra.beta_s_per_byte / 2,
+                1e-15)
+        << m;
+    EXPECT_NE(staged->detail.find("staged"), std::string::npos) << staged->detail;
+  }
+  const auto past = predict("peer_read", plain, node, 2.0 * kStageAtMostBytes);
+  ASSERT_TRUE(past);
+  EXPECT_EQ(past->detail.find("staged"), std::string::npos) << past->detail;
+  // Between threads a read is a plain copy already (no call measured): nothing is staged.
+  plain.transport.peer_read_call_s = 0;
+  const auto threads = predict("peer_read", plain, node, 32 << 10);
+  ASSERT_TRUE(threads);
+  EXPECT_EQ(threads->detail.find("staged"), std::string::npos) << threads->detail;
 }
 
 TEST(CostModel, WithoutPeerMemoryPeerReadIsPricedAsTheRingItRunsAs) {
@@ -207,14 +236,16 @@ TEST(CostModel, MappedPeerReadsWaitForThePeersLinesOncePerReadPhase) {
   params.transport.peer_line_s = 0.2e-6;
   params.transport.peer_read_call_s = 3e-6;
   const Shape pair = Shape::uniform(1, 2);
-  const auto plain = predict("peer_read", params, pair, 8);
+  const double large = 2.0 * kStageAtMostBytes;
+  const auto plain = predict("peer_read", params, pair, large);
   params.call.peer_buffers_mapped = true;
   const auto mapped = predict("peer_read", params, pair, 8);
   ASSERT_TRUE(plain && mapped);
   EXPECT_DOUBLE_EQ(mapped->latency_s, 5 * 0.2e-6);
   EXPECT_NE(mapped->detail.find("2 waits for the peers' lines"), std::string::npos);
-  // Plain reads pay their calls instead, which include the wait.
-  EXPECT_DOUBLE_EQ(plain->latency_s, 3 * 0.2e-6 + 2 * 3e-6);
+  // Plain reads (inputs too large to stage) pay their calls instead, which include the wait.
+  const double reads = large / 2 / (256 << 10) + 1;
+  EXPECT_DOUBLE_EQ(plain->latency_s, 3 * 0.2e-6 + reads * 3e-6);
   // Where ranks share cores a round is the scheduler's hand-over, a line still a line.
   const auto shared = predict("peer_read", sharing_cores(params, 2), pair, 8);
   ASSERT_TRUE(shared);

@@ -150,6 +150,7 @@ struct CollectiveContext {
 
   PeerMemory* peer_memory() const { return node ? node->peer_memory.get() : nullptr; }
   NodeSlots* node_slots() const { return node ? node->node_slots.get() : nullptr; }
+  BufferPool* staging() const { return node ? node->staging.get() : nullptr; }
 
   // The pipelining unit: the network's where the group's ranks are on several nodes.
   std::size_t segment_bytes() const {

@@ -3,9 +3,12 @@
 // their memory (NodeResources::peer_memory: cross-memory attach between processes, a plain copy
 // between threads), then copies every other block of the result from the rank that reduced it.
 // Buffers from allocate_shared (coll/shared_memory.hpp) are not even copied: the peers map them
-// and load from them (NodeResources::peer_memory's view), with no system call per read.
-// Nothing is staged: per rank that is the memory-bandwidth minimum of an all-reduce (read the
-// input, read the peers' parts of one block, write the result; bench/memory_bound measures it).
+// and load from them (NodeResources::peer_memory's view), with no system call per read; a plain
+// input up to kStageAtMostBytes is copied into such memory first (NodeResources::staging) and
+// published in its place, which costs one pass over it and saves the calls.
+// Shared buffers are not staged: per rank that is the memory-bandwidth minimum of an all-reduce
+// (read the input, read the peers' parts of one block, write the result; bench/memory_bound
+// measures it).
 // Three rounds order the reads: buffers published (inputs ready), block reduced (results
 // ready), reading finished (buffers may be reused once every peer says so). Where the node's
 // slots serve the group (SlotRounds) each is one hand-off through them, the first carrying the
@@ -28,6 +31,7 @@
 // (kLineCrossingSeconds).
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <optional>
@@ -49,6 +53,7 @@ namespace {
 using peer_read_prices::kCrossingLinesAtMostBytes;
 using peer_read_prices::kLineBytes;
 using peer_read_prices::kLineCrossingSeconds;
+using peer_read_prices::kStageAtMostBytes;
 
 // Peer data is read and reduced this many bytes at a time: small enough to stay in cache between
 // the read and the reduction, large enough that the read's system call costs little.
@@ -65,6 +70,10 @@ constexpr std::size_t kPeersStillHoldBytes = 4 << 20;
 // lines come back slowly (a default between the hand-offs timed in each case, docs/tuning.md,
 // "Constants measured on the build VM").
 constexpr double kLinesComeBackSlowlySeconds = 0.15e-6;
+
+bool stages(std::size_t bytes) {
+  return bytes <= kStageAtMostBytes;
+}
 
 enum Round : std::uint32_t { kPublished = 0, kReduced = 1, kFinished = 2 };
 
@@ -125,7 +134,14 @@ class PeerReadAllreduce {
         group_(context.group),
         elem_(dtype_size(args.type)),
         blocks_(args.count, static_cast<std::size_t>(group_.size())),
-        published_(static_cast<std::size_t>(group_.size())) {}
+        published_(static_cast<std::size_t>(group_.size())) {
+    const std::size_t bytes = args_.count * elem_;
+    if (stages(bytes) && context_.staging() != nullptr && !shared_region_of(args_.send, bytes)) {
+      // A power of two: the pool then holds a few sizes, whatever sizes the calls have.
+      staged_ = context_.staging()->acquire(std::bit_ceil(bytes));
+      stage_input();
+    }
+  }
 
   // Where the node's slots serve the group the three rounds are hand-offs through them, the
   // first carrying the addresses and the argument check; else messages, after the check.
@@ -138,6 +154,10 @@ class PeerReadAllreduce {
  private:
   Published publication() const {
     const std::size_t bytes = args_.count * elem_;
+    if (staged_) {
+      const SharedRegionRef region = region_holding(staged_->data(), bytes);
+      return {address_of(staged_->data()), address_of(staged_->data()), bytes, region, region};
+    }
     return {address_of(args_.send), address_of(args_.recv), bytes,
             region_holding(args_.send, bytes), region_holding(args_.recv, bytes)};
   }
@@ -204,6 +224,16 @@ class PeerReadAllreduce {
     return sends;
   }
 
+  // The peers read every block but this rank's own from the staging copy.
+  void stage_input() {
+    const auto me = static_cast<std::size_t>(group_.me);
+    const std::size_t begin = blocks_.offset(me) * elem_;
+    const std::size_t end = begin + blocks_.length(me) * elem_;
+    const auto* send = static_cast<const std::byte*>(args_.send);
+    bulk_copy(staged_->data(), send, begin);
+    bulk_copy(staged_->data() + end, send + end, args_.count * elem_ - end);
+  }
+
   // Even without the argument check, reading past a peer's buffer must not happen.
   void refuse_other_buffer_sizes(std::uint64_t bytes) const {
     refuse_other_sizes(context_, bytes, [&](int peer) { return published_[peer].bytes; });
@@ -232,7 +262,7 @@ class PeerReadAllreduce {
     // into where the peers still hold the block's lines; none at all saves the pool's lock.
     const std::size_t piece_bytes = round_up_to_line(std::min(length, piece) * elem_);
     const bool privately =
-        length * elem_ <= kPeersStillHoldBytes && lines_come_back_slowly(context_);
+        !staged_ && length * elem_ <= kPeersStillHoldBytes && lines_come_back_slowly(context_);
     const std::size_t read_bytes = all_mapped ? 0 : piece_bytes;
     const std::size_t scratch_bytes = read_bytes + (privately ? piece_bytes : 0);
     std::optional<BufferPool::Lease> scratch;
@@ -242,7 +272,9 @@ class PeerReadAllreduce {
     for (std::size_t done = 0; done < length; done += piece) {
       const std::size_t count = std::min(piece, length - done);
       const std::size_t offset = (begin + done) * elem_;
-      std::byte* result = privately ? accumulator : recv + offset;
+      std::byte* result = staged_     ? staged_->data() + offset
+                          : privately ? accumulator
+                                      : recv + offset;
       const std::byte* accumulated = send + offset;
       for (int peer = 0; peer < group_.size(); ++peer) {
         if (peer == group_.me) continue;
@@ -256,7 +288,7 @@ class PeerReadAllreduce {
         accumulated = result;
       }
       if (args_.op == ReduceOp::Avg) finish_average(args_.type, result, count, group_.size());
-      if (privately) bulk_copy(recv + offset, result, count * elem_);
+      if (staged_ || privately) bulk_copy(recv + offset, result, count * elem_);
     }
   }
 
@@ -285,7 +317,8 @@ class PeerReadAllreduce {
   const Group& group_;
   std::size_t elem_;
   Partition blocks_;
-  std::vector<Published> published_;  // by group index
+  std::vector<Published> published_;         // by group index
+  std::optional<BufferPool::Lease> staged_;  // a plain input's copy the peers map
 };
 
 void peer_read_allreduce(const CollectiveContext& context, const AllreduceArgs& args) {
@@ -313,18 +346,25 @@ std::optional<model::Prediction> peer_read_cost(const model::CostParams& params,
   const double pieces = std::max(1.0, std::ceil(m / p / static_cast<double>(kPieceBytes)));
   const double reads = (p - 1) * (pieces + 1);
   const bool mapped = params.call.peer_buffers_mapped;
+  // A plain input is staged where reads are system calls (processes, not threads): then the
+  // peers load it from a mapping as they load allocate_shared's buffers.
+  const bool staged =
+      !mapped && stages(static_cast<std::size_t>(m)) && params.transport.peer_read_call_s > 0;
+  const bool loads = mapped || staged;
   // Through the node's slots a round is one hand-off and carries the argument check; with
   // messages, p-1 of them (arriving together where mapped loads leave no call between them),
   // after the check's own round.
   const bool slots = params.transport.slot_handoff_s > 0;
   out.latency_s = slots ? 3.0 * params.transport.slot_handoff_s
-                        : 3.0 * (mapped ? 1 : p - 1) * params.intra.alpha_s;
+                        : 3.0 * (loads ? 1 : p - 1) * params.intra.alpha_s;
   // Loads from a mapping wait for the peer's lines twice, at the reduction and at the copy
   // (docs/tuning.md, "Constants measured on the build VM"). A read call's cost includes it.
   out.latency_s +=
-      mapped ? 2.0 * params.transport.peer_line_s : reads * params.transport.peer_read_call_s;
+      loads ? 2.0 * params.transport.peer_line_s : reads * params.transport.peer_read_call_s;
   // Every rank reads at once: on a node whose transfers pass a shared host staging path, p flows.
-  out.bandwidth_s = 2.0 * peers_share * model::intra_beta(params, p) / (mapped ? 2 : 1);
+  out.bandwidth_s = 2.0 * peers_share * model::intra_beta(params, p) / (loads ? 2 : 1);
+  // Staging copies M once: the peers' blocks into the mapping, its own block's result out of it.
+  if (staged) out.bandwidth_s += m * params.intra.beta_s_per_byte / 2;
   out.reduction_s = 2.0 / 3.0 * peers_share * params.gamma_s_per_byte;
   // Priced where the node's slots timed a hand-off (ranks with a core each): nothing was
   // measured elsewhere.
@@ -335,12 +375,12 @@ std::optional<model::Prediction> peer_read_cost(const model::CostParams& params,
   }
   const std::string rounds =
       (slots ? "3 slot hand-offs" : model::detail_text("3 rounds of %d messages", p - 1)) +
-      (mapped && params.transport.peer_line_s > 0 ? ", 2 waits for the peers' lines" : "");
-  out.detail = rounds +
-               (mapped ? std::string("; loads of 2(p-1)/p*M from the peers' mappings")
-                       : model::detail_text("; %d reads of 2(p-1)/p*M from peers",
-                                            static_cast<int>(reads))) +
-               (lines_cross ? "; in place, the block's lines cross cores" : "");
+      (loads && params.transport.peer_line_s > 0 ? ", 2 waits for the peers' lines" : "");
+  out.detail =
+      rounds + (staged ? "; M staged where the peers map it" : "") +
+      (loads ? std::string("; loads of 2(p-1)/p*M from the peers' mappings")
+             : model::detail_text("; %d reads of 2(p-1)/p*M from peers", static_cast<int>(reads))) +
+      (lines_cross ? "; in place, the block's lines cross cores" : "");
   if (!slots) add_check_round(params, shape, tuning, out);
   return out;
 }

@@ -17,4 +17,11 @@ inline constexpr std::size_t kLineBytes = 64;  // a cache line
 inline constexpr double kLineCrossingSeconds = 4.4e-9;
 inline constexpr double kCrossingLinesAtMostBytes = 128 * 1024;
 
+// A plain input up to this size is copied into memory the peers map (NodeResources::staging), so
+// that they load from it as from allocate_shared's buffers instead of reading it with a system
+// call each: up to about this size the copy costs less than the calls' page pinning and kernel
+// copies; past it, the extra pass over memory costs more (4 ranks: 1 MiB 594 -> 262 us, 4 MiB
+// level, 16 MiB 12.1 -> 17.8 ms; docs/tuning.md, "Constants measured on the build VM").
+inline constexpr std::size_t kStageAtMostBytes = 4 << 20;
+
 }  // namespace coll::peer_read_prices
