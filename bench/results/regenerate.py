@@ -13,7 +13,7 @@ python3-torchvision as well); each says so in its line of --list.
 Run it on a quiet machine: every entry compares contenders side by side, but the machine's load
 still moves the absolute times. The whole list takes a few hours on the 2-core build VM
 (measured 2026-12-06: main-job 5 s, simulation-4096 under a minute, torch-ddp 68 s,
-interposer 4 min, emulated-virtual 20 min; auto-check was stopped after 4 min in its first of
+interposer 4 min (12 min with 7 rounds on 2026-12-07), emulated-virtual 20 min; auto-check was stopped after 4 min in its first of
 about twenty sweeps; 2026-12-07: torch-ddp-resnet50 7-9 min at load 4-7).
 usage: regenerate.py [--build DIR] [--list] [--only NAME,...] [OUT]
 """
@@ -85,7 +85,7 @@ ENTRIES = {
               f"{{out}}/buffers_1x{ranks}_run{run}.json"], f"{{out}}/buffers_1x{ranks}_run{run}.md")
         for ranks, iterations in ((2, "20"), (4, "10")) for run in (1, 2, 3)], ""),
     "interposer": ("libcoll_mpi.so against collbench and Open MPI", [
-        ({}, ["bench/interposer/compare.py", "--build", "{build}", "--rounds", "3", "--ranks",
+        ({}, ["bench/interposer/compare.py", "--build", "{build}", "--rounds", "7", "--ranks",
               "2,4", "--json", "{out}/compare.json", "--markdown", "{out}/compare.md"], None)], ""),
     "torch-call-overhead": ("the torch backend's per-call overhead", [
         ({}, ["/usr/bin/python3", "bench/peers/torch_call_overhead.py", "--module-dir",
