@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <utility>
 
 #include "algorithms/peer_read_prices.hpp"
 #include "algorithms/registry.hpp"
@@ -162,13 +163,19 @@ TEST(CostModel, PeerReadPaysASystemCallPerReadPastTheStagingSize) {
   EXPECT_EQ(choose(params, pair, large, {"ring", "direct", "peer_read"}), "peer_read");
 }
 
-TEST(CostModel, PlainInputsUpToTheStagingSizeAreCopiedOnceAndLoaded) {
-  // Between processes (reads are system calls) a plain input is staged where the peers map it:
-  // priced as mapped buffers plus one copy of M, and no call; past the size, calls again.
+// A node whose reads are system calls of 3 us each, for plain buffers and for mapped ones.
+std::pair<CostParams, CostParams> plain_and_mapped() {
   CostParams plain = flat(1e-6, 1e-10, 1e-10);
   plain.transport.peer_read_call_s = 3e-6;
   CostParams mapped = plain;
   mapped.call.peer_buffers_mapped = true;
+  return {plain, mapped};
+}
+
+TEST(CostModel, PlainInputsUpToTheStagingSizeAreCopiedOnceAndLoaded) {
+  // Between processes (reads are system calls) a plain input is staged where the peers map it:
+  // priced as mapped buffers plus one copy of M, and no call; past the size, calls again.
+  auto [plain, mapped] = plain_and_mapped();
   const Shape node = Shape::uniform(1, 4);
   for (const double m : {double(32 << 10), double(kStageAtMostBytes)}) {
     const auto staged = predict("peer_read", plain, node, m);
@@ -209,10 +216,7 @@ TEST(CostModel, WithoutPeerMemoryPeerReadIsPricedAsTheRingItRunsAs) {
 }
 
 TEST(CostModel, MappedPeerReadsPayNoCallsAndHalfTheCopying) {
-  CostParams plain = flat(1e-6, 1e-10, 1e-10);
-  plain.transport.peer_read_call_s = 3e-6;
-  CostParams mapped = plain;
-  mapped.call.peer_buffers_mapped = true;
+  auto [plain, mapped] = plain_and_mapped();
   const Shape node = Shape::uniform(1, 4);
   // With a core per rank and with two ranks per core alike: a mapped load is one copy and no
   // call, and a round's messages arrive together.
