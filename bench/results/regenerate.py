@@ -13,8 +13,9 @@ python3-torchvision as well); each says so in its line of --list.
 Run it on a quiet machine: every entry compares contenders side by side, but the machine's load
 still moves the absolute times. The whole list takes a few hours on the 2-core build VM
 (measured 2026-12-06: main-job 5 s, simulation-4096 under a minute, torch-ddp 68 s,
-interposer 4 min (12 min with 7 rounds on 2026-12-07), emulated-virtual 20 min; auto-check was stopped after 4 min in its first of
-about twenty sweeps; 2026-12-07: torch-ddp-resnet50 7-9 min at load 4-7).
+interposer 4 min with 3 rounds, emulated-virtual 20 min; auto-check was stopped after 4 min in
+its first of about twenty sweeps; 2026-12-07: torch-ddp-resnet50 7-9 min at load 4-7,
+interposer 12 min with 7 rounds).
 usage: regenerate.py [--build DIR] [--list] [--only NAME,...] [OUT]
 """
 import argparse

@@ -134,9 +134,10 @@ class PeerReadAllreduce {
         group_(context.group),
         elem_(dtype_size(args.type)),
         blocks_(args.count, static_cast<std::size_t>(group_.size())),
-        published_(static_cast<std::size_t>(group_.size())) {
+        published_(static_cast<std::size_t>(group_.size())),
+        send_region_(region_holding(args.send, args.count * elem_)) {
     const std::size_t bytes = args_.count * elem_;
-    if (stages(bytes) && context_.staging() != nullptr && !shared_region_of(args_.send, bytes)) {
+    if (stages(bytes) && context_.staging() != nullptr && send_region_.fd < 0) {
       // A power of two: the pool then holds a few sizes, whatever sizes the calls have.
       staged_ = context_.staging()->acquire(std::bit_ceil(bytes));
       stage_input();
@@ -158,8 +159,8 @@ class PeerReadAllreduce {
       const SharedRegionRef region = region_holding(staged_->data(), bytes);
       return {address_of(staged_->data()), address_of(staged_->data()), bytes, region, region};
     }
-    return {address_of(args_.send), address_of(args_.recv), bytes,
-            region_holding(args_.send, bytes), region_holding(args_.recv, bytes)};
+    return {address_of(args_.send), address_of(args_.recv), bytes, send_region_,
+            args_.recv == args_.send ? send_region_ : region_holding(args_.recv, bytes)};
   }
 
   void run_through_slots() {
@@ -318,6 +319,7 @@ class PeerReadAllreduce {
   std::size_t elem_;
   Partition blocks_;
   std::vector<Published> published_;         // by group index
+  SharedRegionRef send_region_;              // fd -1: a plain buffer
   std::optional<BufferPool::Lease> staged_;  // a plain input's copy the peers map
 };
 
