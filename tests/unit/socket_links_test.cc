@@ -1,7 +1,8 @@
 // SocketLinks (the sockets transport): two ranks of two nodes as threads over loopback. Matching by
 // tag in order whether the receive comes before or after its message, a message left in the
 // socket until its receive is posted, messages buffered past a waiting receive, truncation, and
-// a closed connection reported on the surviving side; the send buffer each socket gets.
+// a closed connection reported on the surviving side; three ranks' links all moving at once; the
+// send buffer each socket gets.
 #include "transport/socket_links.hpp"
 
 #include <gtest/gtest.h>
@@ -39,14 +40,20 @@ SocketLinks::Result wait_for(SocketLinks& links, SocketLinks::Operation* operati
   }
 }
 
-// Rank `rank` of two linked to the other over loopback, as the sockets transport links them.
-SocketLinks linked_pair(coll::Bootstrap& bootstrap, int rank, std::size_t send_buffer_bytes) {
+// Rank `rank` of `ranks` linked to every other over loopback, as the sockets transport links them.
+SocketLinks linked_ranks(coll::Bootstrap& bootstrap, int rank, int ranks,
+                         std::size_t send_buffer_bytes) {
   coll::NetworkInterface loopback;
   loopback.name = "lo";
   loopback.address = "127.0.0.1";
   const coll::RendezvousOptions options{loopback, "job secret", 20};
-  return SocketLinks(coll::connect_linked_ranks(bootstrap, {rank == 1, rank == 0}, options),
-                     send_buffer_bytes);
+  std::vector<bool> linked(static_cast<std::size_t>(ranks), true);
+  linked[static_cast<std::size_t>(rank)] = false;
+  return SocketLinks(coll::connect_linked_ranks(bootstrap, linked, options), send_buffer_bytes);
+}
+
+SocketLinks linked_pair(coll::Bootstrap& bootstrap, int rank, std::size_t send_buffer_bytes) {
+  return linked_ranks(bootstrap, rank, 2, send_buffer_bytes);
 }
 
 // Rank 0 and rank 1 on nodes 0 and 1, each running its part with its own links.
@@ -162,6 +169,57 @@ TEST(SocketLinks, AClosedConnectionIsTheLinksFailure) {
   EXPECT_EQ(links.take_result(receive).state, SocketLinks::State::InProgress);
   bootstrap->barrier("test/closed");
   leaver.join();
+}
+
+// Three ranks, each linked to both others, swap 4 MiB and then 32 short messages both ways at
+// once through 64 KiB send buffers: no send completes until its peer reads, and each peer also
+// waits for its own sends, so every link must be written and read as it becomes ready, whichever
+// of them progress() finds ready first; every byte arrives in its receive.
+TEST(SocketLinks, EveryLinkMovesItsBytesWhileTheOthersWait) {
+  constexpr int kRanks = 3;
+  constexpr std::uint32_t kShort = 32;
+  const auto vector_of = [](int from, int to) { return counting(1 << 20, 1000 * from + to); };
+  coll::StoreServer store("127.0.0.1", 0, "token");
+  std::vector<std::thread> ranks;
+  for (int rank = 0; rank < kRanks; ++rank) {
+    ranks.emplace_back([&, rank] {
+      auto bootstrap = coll::make_store_bootstrap(store.address(), "token", rank, kRanks, 20);
+      SocketLinks links = linked_ranks(*bootstrap, rank, kRanks, 64 << 10);
+      std::vector<std::vector<std::uint32_t>> outgoing(kRanks), incoming(kRanks);
+      std::vector<std::uint32_t> shorts_in(kRanks * kShort);
+      const std::vector<std::uint32_t> shorts_out = counting(kShort, 100 * rank);
+      std::vector<SocketLinks::Operation*> operations;
+      for (int peer = 0; peer < kRanks; ++peer) {
+        if (peer == rank) continue;
+        outgoing[peer] = vector_of(rank, peer);
+        incoming[peer].resize(outgoing[peer].size());
+        operations.push_back(links.send(peer, 1, outgoing[peer].data(), outgoing[peer].size() * 4));
+        for (std::uint32_t i = 0; i < kShort; ++i) {
+          operations.push_back(links.send(peer, 2 + i, &shorts_out[i], 4));
+        }
+      }
+      for (int peer = 0; peer < kRanks; ++peer) {
+        if (peer == rank) continue;
+        operations.push_back(
+            links.receive(peer, 1, incoming[peer].data(), incoming[peer].size() * 4));
+        for (std::uint32_t i = 0; i < kShort; ++i) {
+          operations.push_back(links.receive(peer, 2 + i, &shorts_in[peer * kShort + i], 4));
+        }
+      }
+      for (auto* operation : operations) {
+        EXPECT_EQ(wait_for(links, operation).state, SocketLinks::State::Done);
+      }
+      for (int peer = 0; peer < kRanks; ++peer) {
+        if (peer == rank) continue;
+        EXPECT_EQ(incoming[peer], vector_of(peer, rank)) << "from rank " << peer;
+        const std::vector<std::uint32_t> shorts(shorts_in.begin() + peer * kShort,
+                                                shorts_in.begin() + (peer + 1) * kShort);
+        EXPECT_EQ(shorts, counting(kShort, 100 * peer)) << "from rank " << peer;
+      }
+      bootstrap->barrier("test/done");
+    });
+  }
+  for (auto& rank : ranks) rank.join();
 }
 
 // Linux caps SO_SNDBUF at net.core.wmem_max and doubles it for its bookkeeping.

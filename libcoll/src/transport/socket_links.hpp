@@ -7,6 +7,7 @@
 #pragma once
 
 #include <poll.h>
+#include <sys/epoll.h>
 
 #include <cstddef>
 #include <deque>
@@ -66,6 +67,7 @@ class SocketLinks {
   struct Arrival;
   struct Link;
   Link& link(int peer) const;
+  void watch(Link& link);
   bool write_some(Link& link);
   void goodbye_arrived(Link& link);
   bool read_some(Link& link);
@@ -79,9 +81,10 @@ class SocketLinks {
   Buffer take_spare(std::size_t bytes);
   void keep_spare(Buffer buffer);
 
+  Socket epoll_;  // the epoll set of every link's socket (Socket owns and closes the descriptor)
   std::vector<std::unique_ptr<Link>> links_;  // by rank; null for ranks not linked
   std::vector<Link*> remote_;                 // the non-null links_
-  mutable std::vector<pollfd> ready_;         // progress's poll set, reused
+  std::vector<epoll_event> ready_;            // progress's epoll_wait results, reused
   std::vector<Operation*> live_;              // every operation not yet released
   std::vector<Buffer> spare_buffers_;         // for unexpected messages, reused
 };
