@@ -10,11 +10,18 @@
 //   --user: as a user's program calls it instead (bench/interposer/compare.py): buffers from a
 //           plain mmap (huge pages advised, first touched by the input fill), a barrier before
 //           every call and only the call timed; the mean per call of the slowest rank.
+//   --alternate K: per size, K blocks of -n back-to-back calls of MPI_Allreduce (libcoll's under
+//           the interposer) alternating with K of PMPI_Allreduce (Open MPI's own, which the
+//           interposer never takes), out of place, in one process: both meet the same moments of
+//           the machine, whose phases decide which of two separate launches looks faster. The
+//           JSON has every block's mean per call (slowest rank) and the median of the K ratios of
+//           neighbouring blocks; without the interposer both are Open MPI's (ratio about 1).
 // Run it under mpirun: mpirun -np 4 [--mca pml ob1 --mca btl vader,self] mpi_allreduce ...
 // Under LD_PRELOAD=libcoll_mpi.so the same program measures libcoll through the MPI interposer.
 #include <mpi.h>
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -37,6 +44,7 @@ struct Args {
   std::string json_path, model, variant, models_dir = COLL_MODELS_DIR;
   bool fused = false;
   bool user = false;  // --user: mmap'd buffers, a barrier before each call
+  int alternate = 0;  // --alternate K: blocks of MPI_Allreduce and PMPI_Allreduce, K of each
 };
 
 std::size_t size_arg(const std::string& text) {
@@ -73,6 +81,8 @@ Args parse(int argc, char** argv) {
       args.variant = value;
     else if (flag == "--models-dir")
       args.models_dir = value;
+    else if (flag == "--alternate")
+      args.alternate = std::stoi(value);
     else
       throw std::invalid_argument("unknown flag " + flag);
   }
@@ -80,6 +90,9 @@ Args parse(int argc, char** argv) {
     throw std::invalid_argument("need -f >= 2, -n >= 1, -w >= 0 and -b <= -e");
   }
   if (args.user && !args.model.empty()) throw std::invalid_argument("--user times sweeps only");
+  if (args.alternate < 0 || (args.alternate > 0 && (args.user || !args.model.empty()))) {
+    throw std::invalid_argument("--alternate needs K >= 1 and times back-to-back sweeps only");
+  }
   return args;
 }
 
@@ -145,6 +158,91 @@ void write_common(coll::tools::JsonWriter& json, const Args& args, int ranks, co
       .field("iterations", args.iterations)
       .field("warmup", args.warmup)
       .field("timing", args.user ? "barrier before each call, mmap'd buffers" : "back to back");
+}
+
+using AllreduceFunction = int (*)(const void*, void*, int, MPI_Datatype, MPI_Op, MPI_Comm);
+
+// K blocks of each function, alternating, out of place: the means per call in µs (slowest rank).
+struct Alternation {
+  std::vector<double> mpi_us, pmpi_us;
+  std::size_t wrong = 0;
+  double pmpi_over_mpi() const {  // the median ratio of each block pair: the phases cancel in it
+    std::vector<double> ratios;
+    for (std::size_t k = 0; k < mpi_us.size(); ++k) ratios.push_back(pmpi_us[k] / mpi_us[k]);
+    return collbench::median(ratios);
+  }
+};
+
+Alternation alternate(const Args& args, int rank, int ranks, float* send, float* recv,
+                      std::size_t count) {
+  collbench::fill_input(coll::DataType::Float32, coll::ReduceOp::Sum, rank, send, count);
+  auto block_us = [&](AllreduceFunction function, int calls) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double start = MPI_Wtime();
+    for (int i = 0; i < calls; ++i) {
+      function(send, recv, static_cast<int>(count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    }
+    return slowest((MPI_Wtime() - start) / calls) * 1e6;
+  };
+  auto wrong = [&] {
+    return total_over_ranks(
+        collbench::count_wrong(coll::DataType::Float32, coll::ReduceOp::Sum, ranks, recv, count));
+  };
+  block_us(MPI_Allreduce, args.warmup);
+  block_us(PMPI_Allreduce, args.warmup);
+  Alternation result;
+  for (int k = 0; k < args.alternate; ++k) {
+    result.mpi_us.push_back(block_us(MPI_Allreduce, args.iterations));
+    result.wrong += wrong();
+    result.pmpi_us.push_back(block_us(PMPI_Allreduce, args.iterations));
+    result.wrong += wrong();
+  }
+  return result;
+}
+
+std::size_t run_alternation(const Args& args, int rank, int ranks) {
+  coll::BufferPool pool;
+  auto send = pool.acquire(args.max_bytes + 64);
+  auto recv = pool.acquire(args.max_bytes + 64);
+  coll::tools::JsonWriter json;
+  write_common(json, args, ranks, "alternate");
+  json.field("blocks", args.alternate).begin_array("results");
+  if (rank == 0) {
+    std::printf("#%11s %12s %12s %12s %12s %14s %6s\n", "size(B)", "mpi med(us)", "mpi min(us)",
+                "pmpi med(us)", "pmpi min(us)", "pmpi/mpi pairs", "#wrong");
+  }
+  std::size_t wrong = 0;
+  for (std::size_t bytes = args.min_bytes; bytes <= args.max_bytes; bytes *= args.step) {
+    const std::size_t count = bytes / sizeof(float);
+    const Alternation blocks = alternate(args, rank, ranks, reinterpret_cast<float*>(send.data()),
+                                         reinterpret_cast<float*>(recv.data()), count);
+    wrong += blocks.wrong;
+    auto min_of = [](const std::vector<double>& v) {
+      return *std::min_element(v.begin(), v.end());
+    };
+    if (rank == 0) {
+      std::printf("%12zu %12.2f %12.2f %12.2f %12.2f %14.3f %6zu\n", count * sizeof(float),
+                  collbench::median(blocks.mpi_us), min_of(blocks.mpi_us),
+                  collbench::median(blocks.pmpi_us), min_of(blocks.pmpi_us), blocks.pmpi_over_mpi(),
+                  blocks.wrong);
+    }
+    json.begin_object()
+        .field("bytes", count * sizeof(float))
+        .field("count", count)
+        .field("pmpi_over_mpi_pairs_median", blocks.pmpi_over_mpi())
+        .field("wrong", blocks.wrong);
+    for (const auto& [name, times] :
+         {std::pair{"mpi_us", &blocks.mpi_us}, std::pair{"pmpi_us", &blocks.pmpi_us}}) {
+      json.begin_array(name);
+      for (const double us : *times) json.element(us);
+      json.end_array();
+    }
+    json.end_object();
+    if (bytes == 0) break;
+  }
+  json.end_array().field("wrong_total", wrong).end_object();
+  if (rank == 0 && !args.json_path.empty()) json.save(args.json_path);
+  return wrong;
 }
 
 // A user's buffer: anonymous memory with huge pages advised, untouched until the input fill.
@@ -282,8 +380,9 @@ int main(int argc, char** argv) {
   int status = 0;
   try {
     const Args args = parse(argc, argv);
-    const std::size_t wrong =
-        args.model.empty() ? run_sweep(args, rank, ranks) : run_replay(args, rank, ranks);
+    const std::size_t wrong = !args.model.empty()  ? run_replay(args, rank, ranks)
+                              : args.alternate > 0 ? run_alternation(args, rank, ranks)
+                                                   : run_sweep(args, rank, ranks);
     status = wrong == 0 ? 0 : 1;
   } catch (const std::exception& error) {
     if (rank == 0) std::fprintf(stderr, "mpi_allreduce: error: %s\n", error.what());

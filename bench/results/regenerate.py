@@ -15,7 +15,7 @@ still moves the absolute times. The whole list takes a few hours on the 2-core b
 (measured 2026-12-06: main-job 5 s, simulation-4096 under a minute, torch-ddp 68 s,
 interposer 4 min with 3 rounds, emulated-virtual 20 min; auto-check was stopped after 4 min in
 its first of about twenty sweeps; 2026-12-07: torch-ddp-resnet50 7-9 min at load 4-7,
-interposer 12 min with 7 rounds).
+interposer 12 min with 7 rounds, interposer-alternate 3 min).
 usage: regenerate.py [--build DIR] [--list] [--only NAME,...] [OUT]
 """
 import argparse
@@ -88,6 +88,10 @@ ENTRIES = {
     "interposer": ("libcoll_mpi.so against collbench and Open MPI", [
         ({}, ["bench/interposer/compare.py", "--build", "{build}", "--rounds", "7", "--ranks",
               "2,4", "--json", "{out}/compare.json", "--markdown", "{out}/compare.md"], None)], ""),
+    "interposer-alternate": ("libcoll_mpi.so against Open MPI in one process, alternated", [
+        ({}, ["bench/interposer/alternate.py", "--build", "{build}", "--blocks", "7", "--ranks",
+              "2,4", "--json", f"{{out}}/alternate_run{run}.json", "--markdown",
+              f"{{out}}/alternate_run{run}.md"], None) for run in (1, 2)], ""),
     "torch-call-overhead": ("the torch backend's per-call overhead", [
         ({}, ["/usr/bin/python3", "bench/peers/torch_call_overhead.py", "--module-dir",
               "{build}/libcoll/torch", "--rounds", "3"], "{out}/overhead.json")], "python3-torch"),

@@ -1,0 +1,97 @@
+#!/usr/bin/python3
+"""libcoll through libcoll_mpi.so against Open MPI in one process, blocks of calls alternated.
+
+bench/peers/mpi_allreduce --alternate K, with libcoll_mpi.so preloaded, times per size K blocks
+of back-to-back MPI_Allreduce calls (libcoll's, through the interposer) alternating with K of
+PMPI_Allreduce (Open MPI's own path, which the interposer never takes), on the same buffers in
+the same process. Neighbouring blocks meet the same moment of the machine, so the median of the
+K block-pair ratios holds where separate launches do not: this VM runs in phases in which copies
+are up to 3x slower (docs/mpi-interposer.md), and a launch lands in one or the other. Each rank
+count runs under Open MPI's ob1 and UCX paths (the settings bench/peers/compare.py gives them);
+each path's ratio is the median of its block pairs, and "mpi best / interposed" the smaller of
+the two: the path that came closest to libcoll in its own launch.
+usage: alternate.py [--build DIR] [--ranks 2,4] [--blocks 7] [--json F] [--markdown F]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "bench", "peers"))
+from compare import MPIRUN, mpi_paths  # noqa: E402  (Open MPI's paths, tuned as for collbench)
+
+# Calls per block: enough that a block outlasts a scheduler tick, few enough for 64 MiB.
+SWEEPS = (["-b", "8", "-e", "32K", "-f", "8", "-n", "2000", "-w", "200"],
+          ["-b", "64K", "-e", "1M", "-f", "4", "-n", "200", "-w", "20"],
+          ["-b", "4M", "-e", "64M", "-f", "4", "-n", "10", "-w", "2"])
+
+
+def median(values):
+    return sorted(values)[len(values) // 2]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--build", default=os.path.join(ROOT, "build"))
+    parser.add_argument("--ranks", default="2,4")
+    parser.add_argument("--blocks", type=int, default=7)
+    parser.add_argument("--json")
+    parser.add_argument("--markdown")
+    args = parser.parse_args()
+    driver = os.path.join(args.build, "bench", "peers", "mpi_allreduce")
+    library = os.path.join(args.build, "libcoll", "mpi", "libcoll_mpi.so")
+    commands, rows = [], []
+    with tempfile.TemporaryDirectory(prefix="interposer-alternate-") as work:
+        for ranks in [int(r) for r in args.ranks.split(",")]:
+            by_size = {}
+            for path, mca in mpi_paths(1, []).items():
+                for index, sweep in enumerate(SWEEPS):
+                    out = os.path.join(work, f"{ranks}-{path}-{index}.json")
+                    command = [*MPIRUN, "-np", str(ranks), *mca, "-x", f"LD_PRELOAD={library}",
+                               driver, *sweep, "--alternate", str(args.blocks), "--json", out]
+                    commands.append(" ".join(command))
+                    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True,
+                                          timeout=1800)
+                    if done.returncode != 0:
+                        sys.exit(f"alternate: failed: {commands[-1]}\n{done.stderr[-2000:]}")
+                    with open(out) as handle:
+                        for result in json.load(handle)["results"]:
+                            by_size.setdefault(result["bytes"], {})[path] = result
+            for size, paths in sorted(by_size.items()):
+                ratios = {p: paths[p]["pmpi_over_mpi_pairs_median"] for p in paths}
+                rows.append({"ranks": ranks, "bytes": size, "ratios": ratios,
+                             "mpi best / interposed": min(ratios.values()),
+                             "mpi best path": min(ratios, key=ratios.get), "blocks": paths})
+    names = list(mpi_paths(1, []))
+    lines = ["| ranks | bytes | " + " | ".join(
+        f"{n}: interposed, {n} (µs) | {n} / interposed" for n in names) +
+        " | mpi best / interposed |", "|---|---|" + "---|---|" * len(names) + "---|"]
+    for row in rows:
+        cells = []
+        for name in names:
+            blocks = row["blocks"][name]
+            cells.append(f"{median(blocks['mpi_us']):.3g}, {median(blocks['pmpi_us']):.3g} | "
+                         f"{row['ratios'][name]:.2f}")
+        lines.append(f"| {row['ranks']} | {row['bytes']} | " + " | ".join(cells) +
+                     f" | {row['mpi best / interposed']:.2f} |")
+    title = (f"MPI_Allreduce through libcoll_mpi.so against Open MPI's own path in the same "
+             f"process, {args.blocks} alternating blocks per size, float32 sum out of place; "
+             f"times: medians of the blocks (each path its own launch); ratios: medians of the "
+             f"block pairs")
+    print(title + "\n" + "\n".join(lines))
+    if args.markdown:
+        with open(args.markdown, "w") as handle:
+            handle.write(title + "\n\n" + "\n".join(lines) + "\n")
+    if args.json:
+        with open(args.json, "w") as handle:
+            json.dump({"tool": "bench/interposer/alternate.py", "blocks": args.blocks,
+                       "commands": commands, "rows": rows}, handle, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
