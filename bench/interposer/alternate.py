@@ -15,6 +15,7 @@ usage: alternate.py [--build DIR] [--ranks 2,4] [--blocks 7] [--json F] [--markd
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -30,10 +31,6 @@ SWEEPS = (["-b", "8", "-e", "32K", "-f", "8", "-n", "2000", "-w", "200"],
           ["-b", "4M", "-e", "64M", "-f", "4", "-n", "10", "-w", "2"])
 
 
-def median(values):
-    return sorted(values)[len(values) // 2]
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
@@ -44,11 +41,12 @@ def main():
     args = parser.parse_args()
     driver = os.path.join(args.build, "bench", "peers", "mpi_allreduce")
     library = os.path.join(args.build, "libcoll", "mpi", "libcoll_mpi.so")
+    paths = mpi_paths(1, [])
     commands, rows = [], []
     with tempfile.TemporaryDirectory(prefix="interposer-alternate-") as work:
         for ranks in [int(r) for r in args.ranks.split(",")]:
             by_size = {}
-            for path, mca in mpi_paths(1, []).items():
+            for path, mca in paths.items():
                 for index, sweep in enumerate(SWEEPS):
                     out = os.path.join(work, f"{ranks}-{path}-{index}.json")
                     command = [*MPIRUN, "-np", str(ranks), *mca, "-x", f"LD_PRELOAD={library}",
@@ -61,12 +59,12 @@ def main():
                     with open(out) as handle:
                         for result in json.load(handle)["results"]:
                             by_size.setdefault(result["bytes"], {})[path] = result
-            for size, paths in sorted(by_size.items()):
-                ratios = {p: paths[p]["pmpi_over_mpi_pairs_median"] for p in paths}
+            for size, results in sorted(by_size.items()):
+                ratios = {p: results[p]["pmpi_over_mpi_pairs_median"] for p in results}
                 rows.append({"ranks": ranks, "bytes": size, "ratios": ratios,
                              "mpi best / interposed": min(ratios.values()),
-                             "mpi best path": min(ratios, key=ratios.get), "blocks": paths})
-    names = list(mpi_paths(1, []))
+                             "mpi best path": min(ratios, key=ratios.get), "blocks": results})
+    names = list(paths)
     lines = ["| ranks | bytes | " + " | ".join(
         f"{n}: interposed, {n} (µs) | {n} / interposed" for n in names) +
         " | mpi best / interposed |", "|---|---|" + "---|---|" * len(names) + "---|"]
@@ -74,8 +72,8 @@ def main():
         cells = []
         for name in names:
             blocks = row["blocks"][name]
-            cells.append(f"{median(blocks['mpi_us']):.3g}, {median(blocks['pmpi_us']):.3g} | "
-                         f"{row['ratios'][name]:.2f}")
+            interposed, own = (statistics.median(blocks[k]) for k in ("mpi_us", "pmpi_us"))
+            cells.append(f"{interposed:.3g}, {own:.3g} | {row['ratios'][name]:.2f}")
         lines.append(f"| {row['ranks']} | {row['bytes']} | " + " | ".join(cells) +
                      f" | {row['mpi best / interposed']:.2f} |")
     title = (f"MPI_Allreduce through libcoll_mpi.so against Open MPI's own path in the same "

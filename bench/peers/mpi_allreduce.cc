@@ -217,19 +217,19 @@ std::size_t run_alternation(const Args& args, int rank, int ranks) {
     const Alternation blocks = alternate(args, rank, ranks, reinterpret_cast<float*>(send.data()),
                                          reinterpret_cast<float*>(recv.data()), count);
     wrong += blocks.wrong;
+    const double ratio = blocks.pmpi_over_mpi();
     auto min_of = [](const std::vector<double>& v) {
       return *std::min_element(v.begin(), v.end());
     };
     if (rank == 0) {
       std::printf("%12zu %12.2f %12.2f %12.2f %12.2f %14.3f %6zu\n", count * sizeof(float),
                   collbench::median(blocks.mpi_us), min_of(blocks.mpi_us),
-                  collbench::median(blocks.pmpi_us), min_of(blocks.pmpi_us), blocks.pmpi_over_mpi(),
-                  blocks.wrong);
+                  collbench::median(blocks.pmpi_us), min_of(blocks.pmpi_us), ratio, blocks.wrong);
     }
     json.begin_object()
         .field("bytes", count * sizeof(float))
         .field("count", count)
-        .field("pmpi_over_mpi_pairs_median", blocks.pmpi_over_mpi())
+        .field("pmpi_over_mpi_pairs_median", ratio)
         .field("wrong", blocks.wrong);
     for (const auto& [name, times] :
          {std::pair{"mpi_us", &blocks.mpi_us}, std::pair{"pmpi_us", &blocks.pmpi_us}}) {

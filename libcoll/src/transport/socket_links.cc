@@ -234,6 +234,7 @@ bool SocketLinks::write_some(Link& link) {
       link.sends.pop_front();
     }
   }
+  watch(link);  // writable wanted exactly while sends wait, and only sends change that here
   return moved;
 }
 
@@ -385,7 +386,6 @@ void SocketLinks::watch(Link& link) {
 // 2 ranks, epoll's 9 %).
 bool SocketLinks::progress() {
   if (remote_.empty()) return false;
-  for (Link* link : remote_) watch(*link);
   const int ready = ::epoll_wait(epoll_.fd(), ready_.data(), static_cast<int>(ready_.size()), 0);
   bool moved = false;
   for (int i = 0; i < ready; ++i) {
