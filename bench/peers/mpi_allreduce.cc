@@ -16,6 +16,8 @@
 //           the machine, whose phases decide which of two separate launches looks faster. The
 //           JSON has every block's mean per call (slowest rank) and the median of the K ratios of
 //           neighbouring blocks; without the interposer both are Open MPI's (ratio about 1).
+//           With --against libcoll the other blocks call coll::Comm::allreduce on a communicator
+//           of the program's own, as collbench does: the ratio is then the interposer's own cost.
 // Run it under mpirun: mpirun -np 4 [--mca pml ob1 --mca btl vader,self] mpi_allreduce ...
 // Under LD_PRELOAD=libcoll_mpi.so the same program measures libcoll through the MPI interposer.
 #include <mpi.h>
@@ -24,12 +26,14 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "coll/buffer_pool.hpp"
+#include "coll/comm.hpp"
 #include "coll/env.hpp"
 #include "coll/tools/json_writer.hpp"
 #include "exact_data.hpp"
@@ -44,7 +48,8 @@ struct Args {
   std::string json_path, model, variant, models_dir = COLL_MODELS_DIR;
   bool fused = false;
   bool user = false;  // --user: mmap'd buffers, a barrier before each call
-  int alternate = 0;  // --alternate K: blocks of MPI_Allreduce and PMPI_Allreduce, K of each
+  int alternate = 0;  // --alternate K: blocks of MPI_Allreduce and of the other, K of each
+  std::string against = "pmpi";  // the other: PMPI_Allreduce, or libcoll called directly
 };
 
 std::size_t size_arg(const std::string& text) {
@@ -83,6 +88,8 @@ Args parse(int argc, char** argv) {
       args.models_dir = value;
     else if (flag == "--alternate")
       args.alternate = std::stoi(value);
+    else if (flag == "--against")
+      args.against = value;
     else
       throw std::invalid_argument("unknown flag " + flag);
   }
@@ -92,6 +99,9 @@ Args parse(int argc, char** argv) {
   if (args.user && !args.model.empty()) throw std::invalid_argument("--user times sweeps only");
   if (args.alternate < 0 || (args.alternate > 0 && (args.user || !args.model.empty()))) {
     throw std::invalid_argument("--alternate needs K >= 1 and times back-to-back sweeps only");
+  }
+  if (args.against != "pmpi" && args.against != "libcoll") {
+    throw std::invalid_argument("--against takes pmpi or libcoll, not '" + args.against + "'");
   }
   return args;
 }
@@ -160,79 +170,93 @@ void write_common(coll::tools::JsonWriter& json, const Args& args, int ranks, co
       .field("timing", args.user ? "barrier before each call, mmap'd buffers" : "back to back");
 }
 
-using AllreduceFunction = int (*)(const void*, void*, int, MPI_Datatype, MPI_Op, MPI_Comm);
-
-// K blocks of each function, alternating, out of place: the means per call in µs (slowest rank).
+// K blocks of MPI_Allreduce and of the other contender, alternating, out of place: the means per
+// call in µs (slowest rank).
 struct Alternation {
-  std::vector<double> mpi_us, pmpi_us;
+  std::vector<double> mpi_us, other_us;
   std::size_t wrong = 0;
-  double pmpi_over_mpi() const {  // the median ratio of each block pair: the phases cancel in it
+  double other_over_mpi() const {  // the median ratio of each block pair: the phases cancel in it
     std::vector<double> ratios;
-    for (std::size_t k = 0; k < mpi_us.size(); ++k) ratios.push_back(pmpi_us[k] / mpi_us[k]);
+    for (std::size_t k = 0; k < mpi_us.size(); ++k) ratios.push_back(other_us[k] / mpi_us[k]);
     return collbench::median(ratios);
   }
 };
 
+// `direct`: the other contender is this communicator's all-reduce; without it, PMPI_Allreduce.
 Alternation alternate(const Args& args, int rank, int ranks, float* send, float* recv,
-                      std::size_t count) {
+                      std::size_t count, coll::Comm* direct) {
   collbench::fill_input(coll::DataType::Float32, coll::ReduceOp::Sum, rank, send, count);
-  auto block_us = [&](AllreduceFunction function, int calls) {
+  auto through_mpi = [&] {
+    MPI_Allreduce(send, recv, static_cast<int>(count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+  };
+  auto other = [&] {
+    if (direct) {
+      direct->allreduce(send, recv, count, coll::DataType::Float32, coll::ReduceOp::Sum);
+    } else {
+      PMPI_Allreduce(send, recv, static_cast<int>(count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    }
+  };
+  auto block_us = [&](const auto& call, int calls) {
     MPI_Barrier(MPI_COMM_WORLD);
     const double start = MPI_Wtime();
-    for (int i = 0; i < calls; ++i) {
-      function(send, recv, static_cast<int>(count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-    }
+    for (int i = 0; i < calls; ++i) call();
     return slowest((MPI_Wtime() - start) / calls) * 1e6;
   };
   auto wrong = [&] {
     return total_over_ranks(
         collbench::count_wrong(coll::DataType::Float32, coll::ReduceOp::Sum, ranks, recv, count));
   };
-  block_us(MPI_Allreduce, args.warmup);
-  block_us(PMPI_Allreduce, args.warmup);
+  block_us(through_mpi, args.warmup);
+  block_us(other, args.warmup);
   Alternation result;
   for (int k = 0; k < args.alternate; ++k) {
-    result.mpi_us.push_back(block_us(MPI_Allreduce, args.iterations));
+    result.mpi_us.push_back(block_us(through_mpi, args.iterations));
     result.wrong += wrong();
-    result.pmpi_us.push_back(block_us(PMPI_Allreduce, args.iterations));
+    result.other_us.push_back(block_us(other, args.iterations));
     result.wrong += wrong();
   }
   return result;
 }
 
 std::size_t run_alternation(const Args& args, int rank, int ranks) {
+  // Collective to make and to destroy: every rank does both, before MPI_Finalize.
+  std::unique_ptr<coll::Comm> direct;
+  if (args.against == "libcoll") direct = coll::Comm::from_environment();
   coll::BufferPool pool;
   auto send = pool.acquire(args.max_bytes + 64);
   auto recv = pool.acquire(args.max_bytes + 64);
   coll::tools::JsonWriter json;
   write_common(json, args, ranks, "alternate");
-  json.field("blocks", args.alternate).begin_array("results");
+  json.field("blocks", args.alternate).field("against", args.against).begin_array("results");
   if (rank == 0) {
+    const std::string& name = args.against;
     std::printf("#%11s %12s %12s %12s %12s %14s %6s\n", "size(B)", "mpi med(us)", "mpi min(us)",
-                "pmpi med(us)", "pmpi min(us)", "pmpi/mpi pairs", "#wrong");
+                (name + " med(us)").c_str(), (name + " min(us)").c_str(),
+                (name + "/mpi pairs").c_str(), "#wrong");
   }
   std::size_t wrong = 0;
   for (std::size_t bytes = args.min_bytes; bytes <= args.max_bytes; bytes *= args.step) {
     const std::size_t count = bytes / sizeof(float);
-    const Alternation blocks = alternate(args, rank, ranks, reinterpret_cast<float*>(send.data()),
-                                         reinterpret_cast<float*>(recv.data()), count);
+    const Alternation blocks =
+        alternate(args, rank, ranks, reinterpret_cast<float*>(send.data()),
+                  reinterpret_cast<float*>(recv.data()), count, direct.get());
     wrong += blocks.wrong;
-    const double ratio = blocks.pmpi_over_mpi();
+    const double ratio = blocks.other_over_mpi();
     auto min_of = [](const std::vector<double>& v) {
       return *std::min_element(v.begin(), v.end());
     };
     if (rank == 0) {
       std::printf("%12zu %12.2f %12.2f %12.2f %12.2f %14.3f %6zu\n", count * sizeof(float),
                   collbench::median(blocks.mpi_us), min_of(blocks.mpi_us),
-                  collbench::median(blocks.pmpi_us), min_of(blocks.pmpi_us), ratio, blocks.wrong);
+                  collbench::median(blocks.other_us), min_of(blocks.other_us), ratio, blocks.wrong);
     }
     json.begin_object()
         .field("bytes", count * sizeof(float))
         .field("count", count)
-        .field("pmpi_over_mpi_pairs_median", ratio)
+        .field(args.against + "_over_mpi_pairs_median", ratio)
         .field("wrong", blocks.wrong);
-    for (const auto& [name, times] :
-         {std::pair{"mpi_us", &blocks.mpi_us}, std::pair{"pmpi_us", &blocks.pmpi_us}}) {
+    for (const auto& [name, times] : {std::pair{std::string("mpi_us"), &blocks.mpi_us},
+                                      std::pair{args.against + "_us", &blocks.other_us}}) {
       json.begin_array(name);
       for (const double us : *times) json.element(us);
       json.end_array();
