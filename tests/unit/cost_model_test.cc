@@ -168,6 +168,33 @@ TEST(CostModel, ShmPaysAHandOffPerSlotRoundAndIsDirectWithoutSlots) {
   EXPECT_EQ(choose(shared, Shape::uniform(1, 4), 8, candidates), "shm");
 }
 
+// Past 1 MiB the peers' slots stream through the caches: each costs its reader a copy across
+// cores, and on plain buffers peer_read (staged up to 4 MiB, then a read call per 256 KiB piece;
+// the build VM's preset) wins at 2-64 MiB, where at 2 ranks shm was priced 1-6 % ahead and
+// measured up to 1.9x behind (docs/algorithms.md).
+TEST(CostModel, ShmPaysACopyOfEachPeersSlotPastOneMiB) {
+  CostParams params = flat(0.5e-6, 0.0714e-9, 0.1e-9);
+  params.transport.slot_handoff_s = 0.27e-6;
+  params.transport.peer_read_call_s = 2.2e-6;
+  const double beta = params.intra.beta_s_per_byte;
+  const std::vector<std::string> candidates{"shm", "peer_read"};
+  for (const int ranks : {2, 4}) {
+    const Shape node = Shape::uniform(1, ranks);
+    const double limit = 1 << 20;
+    const double round =
+        params.transport.slot_handoff_s + (1 << 16) * (beta / 2 + (ranks - 1) * 0.1e-9 * 2 / 3);
+    EXPECT_NEAR(total("shm", params, node, limit) - total("shm", params, node, limit - (1 << 16)),
+                round, 1e-12);
+    EXPECT_NEAR(total("shm", params, node, limit + (1 << 16)) - total("shm", params, node, limit),
+                round + (ranks - 1) * (limit + (1 << 16)) * beta / 2, 1e-12);
+    EXPECT_NE(predict("shm", params, node, limit + 1)->detail.find("across cores"),
+              std::string::npos);
+    for (const std::size_t m : {2u << 20, 4u << 20, 16u << 20, 64u << 20}) {
+      EXPECT_EQ(choose(params, node, m, candidates), "peer_read") << ranks << " ranks, " << m;
+    }
+  }
+}
+
 TEST(CostModel, HierarchicalWinsWhenInterBetaIsTenTimesIntra) {
   CostParams params = flat(2e-6, 1e-10, 1e-11);
   params.inter.beta_s_per_byte = 10 * params.intra.beta_s_per_byte;

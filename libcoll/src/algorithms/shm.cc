@@ -11,7 +11,8 @@
 // a message's intra-node beta), and (n-1) reductions of M that read the peers' slots. Each adds a
 // peer's slot to a vector in cache (this rank's input or the running sum, a slot's worth at a
 // time), so it moves 2/3 of the memory traffic gamma was measured with (c = a + b, all in
-// memory), as peer_read's reduction does.
+// memory), as peer_read's reduction does. Beyond kPeerSlotsCopiedAboveBytes each peer's slot is
+// also priced as a copy across cores (half a message's beta).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -23,6 +24,15 @@
 
 namespace coll {
 namespace {
+
+// Messages past a core's L2 (1 MiB on the build VM) stream through the caches: the peers'
+// slots, written a round before, then cost their reader a copy across cores. Measured there at
+// 2 ranks on plain buffers, each alternated with Open MPI's own path in one process (2026-12-07,
+// docs/algorithms.md): Open MPI / shm 1.02-1.07 at 2 MiB and 1.11-1.69 at 4 MiB against staged
+// peer_read's 1.18-1.29 and 1.08-1.50, and level with Open MPI at 16-64 MiB in 8 of 12 launches
+// against peer_read's 1.6-1.9 in all 12. Below, that price was tried and lost (2026-12-03: it
+// moved the 2-rank crossover to ring from 32 KiB, which a slow phase then ran 40 % behind shm).
+constexpr double kPeerSlotsCopiedAboveBytes = 1024.0 * 1024;
 
 class ShmAllreduce {
  public:
@@ -109,9 +119,12 @@ std::optional<model::Prediction> shm_cost(const model::CostParams& params,
   // The intra-node beta prices a message, copied twice (into the FIFO and out of it); a slot is
   // copied into once, and the peers' reads of it are their reductions.
   out.bandwidth_s = m * params.intra.beta_s_per_byte / 2;
+  const bool peer_slots_copied = m > kPeerSlotsCopiedAboveBytes;
+  if (peer_slots_copied) out.bandwidth_s += (p - 1) * m * params.intra.beta_s_per_byte / 2;
   out.reduction_s = 2.0 / 3.0 * (p - 1) * m * params.gamma_s_per_byte;
   out.detail = model::detail_text("%d slot round(s), %d slots reduced per rank",
-                                  static_cast<int>(rounds), p);
+                                  static_cast<int>(rounds), p) +
+               (peer_slots_copied ? "; the peers' slots copied across cores" : "");
   return out;
 }
 
