@@ -4,7 +4,8 @@
 Each cell is the child that `collbench --paper-tables --emulate --time-scale K` runs for it
 (bench/emulation.cc: `collbench --model-gradients M --strategy S --nodes N -g 4
 --compute-profile p40 --compute-scale K --iters I --warmup_iters W --models-dir D --json F`,
-COLL_TRANSPORT=shaped:ucx, COLL_COST_PRESET=p40-ib56, COLL_CHECK_ARGS=0), started instead by
+COLL_TRANSPORT=shaped:ucx, COLL_COST_PRESET=p40-ib56, COLL_CHECK_ARGS=0; across hosts also
+COLL_UCX_TRUST_NETWORK=1, as only the job's hosts are on the bridge), started instead by
 Open MPI's mpirun across N emulated hosts (tests/multihost/hosts.sh: a network namespace, veth
 interface, address and hostname each, joined by a bridge; tests/multihost/mpirun.sh), 4 ranks
 per host, ranks numbered host by host (--map-by slot, as the emulation's launcher and the model
@@ -183,8 +184,11 @@ def tcp_cell(run_id, nodes, collbench, models_dir, modelled, shape, k, iters, wa
                  str(warmup), "--models-dir", models_dir, "--json", path]
     if strategy == "best":  # `best` on the table it is compared on, as the emulation gives it
         arguments += ["--model-variant", modelled["variant"]]
-    environment = [("COLL_TRANSPORT", "shaped:ucx"), ("COLL_SHAPE", shape),
-                   ("COLL_COST_PRESET", "p40-ib56"), ("COLL_CHECK_ARGS", "0")]
+    # UCX between hosts takes connections it cannot authenticate, so libcoll refuses it unless
+    # told that only the job's hosts reach the network: here the bridge joins only them.
+    environment = [("COLL_TRANSPORT", "shaped:ucx"), ("COLL_UCX_TRUST_NETWORK", "1"),
+                   ("COLL_SHAPE", shape), ("COLL_COST_PRESET", "p40-ib56"),
+                   ("COLL_CHECK_ARGS", "0")]
     command = [os.path.join(FIXTURE, "mpirun.sh"), run_id, "-np", str(nodes * PER_HOST),
                "--map-by", "slot"]
     for name, value in environment:
@@ -199,9 +203,10 @@ def tcp_cell(run_id, nodes, collbench, models_dir, modelled, shape, k, iters, wa
             status = "timeout"
     seconds = time.time() - started
     if status != 0 or not os.path.exists(path):
-        with open(logfile) as file:
-            tail = file.read().strip().splitlines()[-1:] or ["no output"]
-        return {"error": f"exit {status}: {tail[0]}", "seconds": seconds,
+        with open(logfile) as file:  # the first rank's error, not mpirun's banner after it
+            lines = file.read().strip().splitlines()
+        said = [line for line in lines if line.startswith("collbench:")] or lines[-1:]
+        return {"error": f"exit {status}: {(said or ['no output'])[0]}", "seconds": seconds,
                 "command": " ".join(command)}
     with open(path) as file:
         doc = json.load(file)
@@ -440,7 +445,10 @@ def run(args, out, scratch, started_at, started):
     text = markdown(report)
     with open(os.path.join(out, "README.md"), "w") as file:
         file.write(text)
-    print(text)
+    print(text, flush=True)  # before the exit line below, which goes to stderr
+    failed = [cell for cell in report_cells if cell["tcp"]["error"]]
+    if failed:
+        sys.exit(f"table7_across_hosts: {len(failed)} of {len(report_cells)} cells failed")
 
 
 if __name__ == "__main__":

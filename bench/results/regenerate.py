@@ -78,6 +78,9 @@ ENTRIES = {
     "table7-across-hosts": ("Table 7 over real TCP across emulated hosts", [
         ({}, ["bench/multihost/table7_across_hosts.py", "{build}", "{out}", "--time-scale", "200",
               "--iters", "1", "--warmup", "1"], None)], "root"),
+    "table7-across-hosts-alexnet": ("Table 7's AlexNet cells over real TCP (about 70 min)", [
+        ({}, ["bench/multihost/table7_across_hosts.py", "{build}", "{out}", "--time-scale", "200",
+              "--iters", "1", "--warmup", "1", "--models", "alexnet"], None)], "root"),
     "auto-check": ("auto against the fastest algorithm", [
         ({}, ["bench/auto_check.py", "1x2", "1x4", "2x2", "4x1", "--out", "{out}"], None)], ""),
     "shared-buffers": ("shared buffers against plain ones, one node, libcoll alone", [
@@ -92,6 +95,10 @@ ENTRIES = {
         ({}, ["bench/interposer/alternate.py", "--build", "{build}", "--blocks", "7", "--ranks",
               "2,4", "--json", f"{{out}}/alternate_run{run}.json", "--markdown",
               f"{{out}}/alternate_run{run}.md"], None) for run in (1, 2)], ""),
+    "interposer-direct": ("libcoll_mpi.so against libcoll called directly, alternated", [
+        ({}, ["bench/interposer/alternate.py", "--build", "{build}", "--blocks", "7", "--ranks",
+              "2,4", "--against", "libcoll", "--json", f"{{out}}/direct_run{run}.json",
+              "--markdown", f"{{out}}/direct_run{run}.md"], None) for run in (1, 2)], ""),
     "torch-call-overhead": ("the torch backend's per-call overhead", [
         ({}, ["/usr/bin/python3", "bench/peers/torch_call_overhead.py", "--module-dir",
               "{build}/libcoll/torch", "--rounds", "3"], "{out}/overhead.json")], "python3-torch"),
