@@ -35,7 +35,7 @@ from compare import MPIRUN, mpi_paths  # noqa: E402  (Open MPI's paths, tuned as
 # Calls per block: enough that a block outlasts a scheduler tick, few enough for 64 MiB.
 SWEEPS = (["-b", "8", "-e", "32K", "-f", "8", "-n", "2000", "-w", "200"],
           ["-b", "64K", "-e", "1M", "-f", "4", "-n", "200", "-w", "20"],
-          ["-b", "4M", "-e", "64M", "-f", "4", "-n", "10", "-w", "2"])
+          ["-b", "2M", "-e", "64M", "-f", "2", "-n", "10", "-w", "2"])
 
 
 def main():
