@@ -172,9 +172,11 @@ EOF
 }
 
 # The output: at most ALLOWED refusal lines, and otherwise what the run without strangers
-# printed (numbers aside, in any order: the ranks' lines interleave).
+# printed (numbers aside, in any order: the ranks' lines interleave). A size may be written in
+# KiB ("send buffer 384K") or, off a KiB multiple, in bytes: the send buffer follows the round
+# trip the ranks measured, which strangers can lengthen.
 refusal='^\[coll rank [0-9]+\] INFO: sockets: refused a connection from '
-shape() { grep -vE "$refusal" "$1" | sed -E 's/[0-9]+(\.[0-9]+)?/N/g; s/ +/ /g' | sort; }
+shape() { grep -vE "$refusal" "$1" | sed -E 's/[0-9]+(\.[0-9]+)?K?/N/g; s/ +/ /g' | sort; }
 check_output() { # OUT ALLOWED WHAT
     local refusals
     refusals=$(grep -cE "$refusal" "$1" || true)
