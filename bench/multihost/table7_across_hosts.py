@@ -205,8 +205,9 @@ def tcp_cell(run_id, nodes, collbench, models_dir, modelled, shape, k, iters, wa
     if status != 0 or not os.path.exists(path):
         with open(logfile) as file:  # the first rank's error, not mpirun's banner after it
             lines = file.read().strip().splitlines()
-        said = [line for line in lines if line.startswith("collbench:")] or lines[-1:]
-        return {"error": f"exit {status}: {(said or ['no output'])[0]}", "seconds": seconds,
+        said = next((line for line in lines if line.startswith("collbench:")),
+                    lines[-1] if lines else "no output")
+        return {"error": f"exit {status}: {said}", "seconds": seconds,
                 "command": " ".join(command)}
     with open(path) as file:
         doc = json.load(file)
